@@ -1,0 +1,33 @@
+# Warnings, sanitizers and the module helper live here, in one place.
+
+# vela_set_options(target): warnings (+ -Werror with VELA_WERROR) and the chosen sanitizer.
+function(vela_set_options target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+  if(VELA_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+if(VELA_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+elseif(VELA_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT VELA_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "VELA_SANITIZE must be '', 'address' or 'thread'")
+endif()
+
+# vela_module(name PUBLIC deps... PRIVATE deps...): static library vela_<name> from src/<name>/*.cpp.
+function(vela_module name)
+  cmake_parse_arguments(M "" "" "PUBLIC;PRIVATE" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cpp)
+  add_library(vela_${name} STATIC ${srcs})
+  add_library(vela::${name} ALIAS vela_${name})
+  target_include_directories(vela_${name}
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(vela_${name} PUBLIC ${M_PUBLIC} PRIVATE ${M_PRIVATE})
+  target_compile_features(vela_${name} PUBLIC cxx_std_20)
+  vela_set_options(vela_${name})
+endfunction()

@@ -1,0 +1,27 @@
+#pragma once
+// ASCII helpers used by the protocol codecs (HTTP tokens are ASCII and case-insensitive).
+
+#include <cstddef>
+#include <string_view>
+
+namespace vela::ascii {
+
+/// Lower-cases one ASCII letter; other bytes are returned unchanged.
+constexpr char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? char(c | 0x20) : c; }
+
+/// Case-insensitive ASCII equality.
+constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (lower(a[i]) != lower(b[i])) return false;
+    return true;
+}
+
+/// Strips spaces and horizontal tabs (HTTP optional whitespace) from both ends.
+constexpr std::string_view trim_ows(std::string_view s) noexcept {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+}  // namespace vela::ascii

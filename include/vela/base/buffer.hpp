@@ -1,0 +1,92 @@
+#pragma once
+// Byte buffers for the I/O path.
+//
+// A Buffer is a contiguous, growable byte region with a read cursor and a write cursor.
+// Connections borrow Buffers from their loop's BufferPool only while they have bytes to
+// hold, so an idle keep-alive connection owns no buffer at all. Buffers and pools are
+// owned by one thread (the loop's); nothing here is thread-safe.
+
+#include <cstddef>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+namespace vela {
+
+class Buffer {
+public:
+    Buffer() = default;
+    /// Creates an empty buffer with `capacity` bytes allocated.
+    explicit Buffer(std::size_t capacity);
+    ~Buffer();
+    Buffer(Buffer&& o) noexcept;
+    Buffer& operator=(Buffer&& o) noexcept;
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+
+    /// First unread byte.
+    char* data() noexcept { return data_ + begin_; }
+    const char* data() const noexcept { return data_ + begin_; }
+    /// Number of unread bytes.
+    std::size_t size() const noexcept { return end_ - begin_; }
+    bool empty() const noexcept { return begin_ == end_; }
+    /// Unread bytes as a view (invalidated by any growth).
+    std::string_view view() const noexcept { return {data_ + begin_, end_ - begin_}; }
+    /// Start of the whole allocation; views into the buffer are relative to it.
+    const char* base() const noexcept { return data_; }
+    std::size_t capacity() const noexcept { return cap_; }
+
+    /// Where the next bytes are written.
+    char* write_ptr() noexcept { return data_ + end_; }
+    /// Bytes that fit after the write cursor without growing.
+    std::size_t writable() const noexcept { return cap_ - end_; }
+    /// Marks `n` bytes after the write cursor as written.
+    void commit(std::size_t n) noexcept { end_ += n; }
+    /// Drops `n` bytes from the front; resets both cursors once empty.
+    void consume(std::size_t n) noexcept {
+        begin_ += n;
+        if (begin_ == end_) begin_ = end_ = 0;
+    }
+    /// Drops everything.
+    void clear() noexcept { begin_ = end_ = 0; }
+    /// Makes room for `n` more bytes after the write cursor (compacts first, then grows).
+    void ensure_writable(std::size_t n);
+    /// Moves unread bytes to the front of the allocation.
+    void compact() noexcept;
+    /// Appends bytes, growing as needed.
+    void append(const void* p, std::size_t n) {
+        if (writable() < n) ensure_writable(n);
+        std::memcpy(data_ + end_, p, n);
+        end_ += n;
+    }
+    void append(std::string_view s) { append(s.data(), s.size()); }
+    /// Releases the allocation.
+    void reset() noexcept;
+
+private:
+    char* data_ = nullptr;
+    std::size_t cap_ = 0;
+    std::size_t begin_ = 0;
+    std::size_t end_ = 0;
+};
+
+/// Per-loop free list of equally sized buffers: borrowing one is a pop, returning a push.
+class BufferPool {
+public:
+    /// `buffer_size` is the capacity of a fresh buffer; at most `max_free` are kept.
+    explicit BufferPool(std::size_t buffer_size = 16 * 1024, std::size_t max_free = 1024)
+        : buffer_size_(buffer_size), max_free_(max_free) {}
+    /// Hands out an empty buffer of at least buffer_size() bytes.
+    Buffer acquire();
+    /// Takes a buffer back; oversized ones (grown by large bodies) are freed instead.
+    void release(Buffer&& b) noexcept;
+    std::size_t buffer_size() const noexcept { return buffer_size_; }
+    std::size_t free_count() const noexcept { return free_.size(); }
+
+private:
+    std::size_t buffer_size_;
+    std::size_t max_free_;
+    std::vector<Buffer> free_;
+};
+
+}  // namespace vela

@@ -1,0 +1,26 @@
+#pragma once
+// The HTTP Date header value (RFC 9110 5.6.7 IMF-fixdate), formatted at most once per
+// second. Each loop owns one; it is refreshed once per loop iteration from the coarse
+// realtime clock (a vDSO call, no syscall).
+
+#include <ctime>
+#include <string_view>
+
+namespace vela {
+
+class DateCache {
+public:
+    DateCache() { refresh(); }
+    /// Re-reads the clock; reformats only when the second changed.
+    void refresh() noexcept;
+    /// Formats `t` directly (for tests); returns the cached text.
+    void set(std::time_t t) noexcept;
+    /// "Sun, 06 Nov 1994 08:49:37 GMT" (29 bytes).
+    std::string_view get() const noexcept { return {buf_, 29}; }
+
+private:
+    std::time_t last_ = -1;
+    char buf_[32] = {};
+};
+
+}  // namespace vela

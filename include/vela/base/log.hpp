@@ -1,0 +1,33 @@
+#pragma once
+// Logging facade. The implementation forwards to spdlog; headers stay free of it so the
+// codec and reactor layers do not pull spdlog into every translation unit.
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace vela::log {
+
+enum class Level { debug, info, warn, error, off };
+
+/// Writes one line at `level` through spdlog's default logger.
+void write(Level level, std::string_view message);
+/// Sets the minimum level written.
+void set_level(Level level);
+/// True when `level` would be written (skip formatting otherwise).
+bool enabled(Level level) noexcept;
+
+template <class... A>
+void error(fmt::format_string<A...> f, A&&... a) {
+    if (enabled(Level::error)) write(Level::error, fmt::format(f, std::forward<A>(a)...));
+}
+template <class... A>
+void warn(fmt::format_string<A...> f, A&&... a) {
+    if (enabled(Level::warn)) write(Level::warn, fmt::format(f, std::forward<A>(a)...));
+}
+template <class... A>
+void info(fmt::format_string<A...> f, A&&... a) {
+    if (enabled(Level::info)) write(Level::info, fmt::format(f, std::forward<A>(a)...));
+}
+
+}  // namespace vela::log

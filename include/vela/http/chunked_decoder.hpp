@@ -1,0 +1,66 @@
+#pragma once
+// Incremental, in-place decoder of the chunked transfer coding (RFC 9112 section 7.1).
+//
+// It is fed the bytes that follow a request head, as many as have arrived, again and again
+// as more arrive. Chunk data is moved down over the framing, so once decoding is done the
+// body is one contiguous run at the start of those bytes and no copy is allocated.
+// Trailer fields (7.1.2) are checked for syntax and discarded.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "vela/http/limits.hpp"
+#include "vela/http/status.hpp"
+
+namespace vela {
+
+class ChunkedDecoder {
+public:
+    enum class Result : std::uint8_t { need_more, done, error };
+
+    /// Starts a new body.
+    void reset(const ParserLimits* limits) noexcept;
+    /// Continues decoding `body[0..n)`, all bytes after the head received so far (the
+    /// first decoded_size() of them are already-decoded data).
+    Result feed(char* body, std::size_t n) noexcept;
+    /// Decoded body bytes, at body[0..decoded_size()).
+    std::size_t decoded_size() const noexcept { return write_; }
+    /// Raw bytes the chunked body occupied (valid after done).
+    std::size_t raw_size() const noexcept { return read_; }
+    /// The status to answer after error (400, 413 or 431).
+    Status error() const noexcept { return error_; }
+
+private:
+    Result fail(Status s) noexcept {
+        error_ = s;
+        return Result::error;
+    }
+
+    enum class State : std::uint8_t {
+        size,
+        ext,
+        size_lf,
+        data,
+        data_cr,
+        data_lf,
+        trailer_start,
+        trailer_name,
+        trailer_value,
+        trailer_lf,
+        final_lf,
+        done
+    };
+
+    const ParserLimits* limits_ = nullptr;
+    State state_ = State::size;
+    Status error_ = Status::BadRequest;
+    std::size_t read_ = 0;
+    std::size_t write_ = 0;
+    std::uint64_t chunk_left_ = 0;
+    std::size_t line_len_ = 0;
+    std::size_t trailer_bytes_ = 0;
+    std::size_t trailer_count_ = 0;
+    unsigned digits_ = 0;
+};
+
+}  // namespace vela

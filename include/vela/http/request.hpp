@@ -1,0 +1,128 @@
+#pragma once
+// Request: what a handler sees of an incoming request, whatever the protocol.
+//
+// Field values are views into the connection's read buffer, valid until the handler's
+// response has been produced (the connection does not read into or move that buffer while a
+// request is being handled). A connection reuses one Request object for all its requests,
+// so its vectors keep their capacity and a steady-state request allocates nothing.
+
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vela/http/method.hpp"
+
+namespace vela {
+
+/// One header field as received (name case preserved, value without surrounding whitespace).
+struct Header {
+    std::string_view name;
+    std::string_view value;
+};
+
+class Request {
+public:
+    /// Maximum number of path parameters one route can bind.
+    static constexpr std::size_t kMaxParams = 16;
+
+    /// The method (Method::other for unknown tokens; see method_name()).
+    Method method() const noexcept { return method_; }
+    /// The method token as received.
+    std::string_view method_name() const noexcept { return method_name_; }
+    /// The request target as received ("/a%20b?x=1").
+    std::string_view target() const noexcept { return target_; }
+    /// The percent-decoded path ("/a b").
+    std::string_view path() const noexcept { return path_; }
+    /// The raw query string without '?' ("x=1"), empty if none.
+    std::string_view query_string() const noexcept { return query_; }
+    /// The first query parameter named `name`, percent- and '+'-decoded.
+    std::optional<std::string> query(std::string_view name) const;
+    /// HTTP version as major*10+minor: 10, 11 or 20.
+    int version() const noexcept { return version_; }
+    /// The Host (or :authority, or the absolute-form target's authority).
+    std::string_view host() const noexcept { return host_; }
+
+    /// First header named `name` (case-insensitive), empty view if absent.
+    std::string_view header(std::string_view name) const noexcept;
+    /// True if a header named `name` is present.
+    bool has_header(std::string_view name) const noexcept;
+    /// All header fields in arrival order.
+    const std::vector<Header>& headers() const noexcept { return headers_; }
+
+    /// The decoded body (de-chunked if it came chunked).
+    std::string_view body() const noexcept { return body_; }
+
+    /// The path parameter `name` bound by the router, empty if absent.
+    std::string_view param(std::string_view name) const noexcept;
+    /// The path parameter `name` parsed as an integer, nullopt if absent or not a number.
+    std::optional<long long> param_int(std::string_view name) const noexcept;
+
+    /// Stores a per-request attribute (middleware passes data to handlers with it).
+    void set_attribute(std::string_view key, std::string_view value);
+    /// Reads a per-request attribute, nullopt if never set.
+    std::optional<std::string_view> attribute(std::string_view key) const noexcept;
+
+    /// True when the connection stays open after this request (HTTP/1.x keep-alive rules).
+    bool keep_alive() const noexcept { return keep_alive_; }
+
+    // --- Filled by protocol drivers and the router; handlers do not call these. ---
+    void reset() noexcept;
+    void set_method(Method m, std::string_view name) noexcept {
+        method_ = m;
+        method_name_ = name;
+    }
+    void set_target(std::string_view target, std::string_view path, std::string_view query) noexcept {
+        target_ = target;
+        path_ = path;
+        query_ = query;
+    }
+    /// Sets the path to a decoded copy kept inside the request.
+    void set_decoded_path(std::string decoded);
+    void set_version(int v) noexcept { version_ = v; }
+    void set_host(std::string_view h) noexcept { host_ = h; }
+    void set_body(std::string_view b) noexcept { body_ = b; }
+    void set_keep_alive(bool k) noexcept { keep_alive_ = k; }
+    std::vector<Header>& mutable_headers() noexcept { return headers_; }
+    /// Binds a path parameter; false if kMaxParams are bound already.
+    bool add_param(std::string_view name, std::string_view value) noexcept;
+    void clear_params() noexcept { param_count_ = 0; }
+    /// Drops parameters bound after the first `n` (router backtracking).
+    void truncate_params(std::size_t n) noexcept { param_count_ = static_cast<std::uint8_t>(n); }
+    std::size_t param_count() const noexcept { return param_count_; }
+
+private:
+    struct Param {
+        std::string_view name;
+        std::string_view value;
+    };
+    struct Attribute {
+        std::string key;
+        std::string value;
+    };
+
+    Method method_ = Method::GET;
+    std::string_view method_name_;
+    std::string_view target_;
+    std::string_view path_;
+    std::string_view query_;
+    std::string_view host_;
+    std::string_view body_;
+    int version_ = 11;
+    bool keep_alive_ = true;
+    std::uint8_t param_count_ = 0;
+    std::uint8_t attr_count_ = 0;
+    std::vector<Header> headers_;
+    std::array<Param, kMaxParams> params_{};
+    std::vector<Attribute> attributes_;  // slots are reused: size() is the high-water mark
+    std::string decoded_path_;
+};
+
+/// Percent-decodes `in`; with `plus_is_space` '+' becomes ' ' (query strings). Returns
+/// false on a malformed escape.
+bool percent_decode(std::string_view in, std::string& out, bool plus_is_space);
+
+}  // namespace vela

@@ -1,0 +1,114 @@
+#pragma once
+// Response: what a handler returns, whatever the protocol.
+//
+// Header fields are kept pre-formatted ("Name: value\r\n") in a small inline block that
+// spills to the heap only past kInlineHeaderBytes, so adding a header or two allocates
+// nothing. The body is a std::string (short bodies live in its small-string buffer).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "vela/http/status.hpp"
+
+namespace vela {
+
+/// Common Content-Type values.
+namespace mime {
+inline constexpr std::string_view text = "text/plain; charset=utf-8";
+inline constexpr std::string_view html = "text/html; charset=utf-8";
+inline constexpr std::string_view json = "application/json";
+inline constexpr std::string_view problem_json = "application/problem+json";
+inline constexpr std::string_view octet_stream = "application/octet-stream";
+}  // namespace mime
+
+class Response {
+public:
+    static constexpr std::size_t kInlineHeaderBytes = 224;
+
+    /// An empty 200 response.
+    Response() noexcept = default;
+    /// An empty response with status `s`.
+    Response(Status s) noexcept : status_(s) {}  // NOLINT: implicit on purpose (return Status::X)
+    /// A text/plain 200 response with `body`.
+    Response(std::string body) noexcept : body_(std::move(body)), content_type_(mime::text) {}
+    /// A text/plain 200 response with a copy of `body`.
+    Response(std::string_view body) : body_(body), content_type_(mime::text) {}
+    /// A text/plain 200 response with a copy of `body`.
+    Response(const char* body) : body_(body), content_type_(mime::text) {}
+    Response(Response&& o) noexcept;
+    Response& operator=(Response&& o) noexcept;
+    Response(const Response& o);
+    Response& operator=(const Response& o);
+    ~Response() = default;
+
+    /// A response with `body` and Content-Type `content_type`.
+    static Response with_body(Status s, std::string body, std::string_view content_type);
+    /// A text/plain response.
+    static Response text(std::string body, Status s = Status::OK) {
+        return with_body(s, std::move(body), mime::text);
+    }
+    /// An application/json response (the body must already be JSON).
+    static Response json(std::string body, Status s = Status::OK) {
+        return with_body(s, std::move(body), mime::json);
+    }
+    /// A text/html response.
+    static Response html(std::string body, Status s = Status::OK) {
+        return with_body(s, std::move(body), mime::html);
+    }
+
+    /// The status code.
+    Status status() const noexcept { return status_; }
+    /// Sets the status code.
+    Response& set_status(Status s) noexcept {
+        status_ = s;
+        return *this;
+    }
+    /// The body.
+    const std::string& body() const noexcept { return body_; }
+    /// Replaces the body.
+    Response& set_body(std::string b) noexcept {
+        body_ = std::move(b);
+        return *this;
+    }
+    /// Mutable access to the body (to append in place).
+    std::string& mutable_body() noexcept { return body_; }
+
+    /// The Content-Type; empty when the response has none.
+    std::string_view content_type() const noexcept;
+    /// The Content-Type when it is one of the mime:: constants (not in header_block()).
+    std::string_view builtin_content_type() const noexcept { return content_type_; }
+    /// Sets the Content-Type (the value is copied).
+    Response& set_content_type(std::string_view value);
+    /// Appends a header field. Throws std::invalid_argument on CR, LF or NUL in either part
+    /// (header injection) or an empty name. Content-Length, Transfer-Encoding, Date and
+    /// Connection are written by the server and may not be set here.
+    Response& add_header(std::string_view name, std::string_view value);
+    /// The first header named `name` (case-insensitive) added with add_header; empty if none.
+    std::string_view header(std::string_view name) const noexcept;
+    /// The added header fields, pre-formatted as "Name: value\r\n" lines.
+    std::string_view header_block() const noexcept;
+
+    /// Asks the server to close the connection after sending this response.
+    Response& close_connection() noexcept {
+        close_ = true;
+        return *this;
+    }
+    /// True when close_connection() was called.
+    bool wants_close() const noexcept { return close_; }
+
+private:
+    void append_header_bytes(std::string_view a, std::string_view b, std::string_view c);
+    void copy_from(const Response& o);
+
+    Status status_ = Status::OK;
+    bool close_ = false;
+    bool custom_content_type_ = false;
+    std::uint16_t inline_size_ = 0;
+    std::string body_;
+    std::string_view content_type_;  // static text only; a custom value lives in the headers
+    std::string spilled_;            // header bytes once they outgrow inline_
+    char inline_[kInlineHeaderBytes];
+};
+
+}  // namespace vela

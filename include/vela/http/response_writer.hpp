@@ -1,0 +1,29 @@
+#pragma once
+// Serializes a Response as HTTP/1.1 bytes straight into a connection's output buffer.
+
+#include <string_view>
+
+#include "vela/base/buffer.hpp"
+#include "vela/http/response.hpp"
+
+namespace vela {
+
+struct WriteOptions {
+    /// The cached Date value (DateCache::get()).
+    std::string_view date;
+    /// True when the connection stays open afterwards.
+    bool keep_alive = true;
+    /// True when the request was HTTP/1.0 (keep-alive must then be announced).
+    bool http10 = false;
+    /// True for HEAD: headers as for GET, no body bytes.
+    bool head = false;
+};
+
+/// Appends the status line, Server, Date, Content-Type, the response's own headers,
+/// Content-Length, Connection when needed, the empty line and the body to `out`.
+void write_response(Buffer& out, const Response& r, const WriteOptions& o);
+
+/// Appends "HTTP/1.1 100 Continue\r\n\r\n" (an interim response).
+void write_continue(Buffer& out);
+
+}  // namespace vela

@@ -1,0 +1,48 @@
+#pragma once
+// co_await readiness of any file descriptor on the current loop:
+//
+//     co_await vela::net::readable(fd);   // resumes when fd has bytes (or EOF/error)
+//     co_await vela::net::writable(fd);   // resumes when fd can take bytes
+//
+// The fd is registered for the wait and removed before the coroutine resumes, so the same
+// fd can be awaited again or handed to anything else. Only one wait per fd at a time.
+
+#include <coroutine>
+
+#include "vela/reactor/io_backend.hpp"
+#include "vela/reactor/loop.hpp"
+
+namespace vela::net {
+
+class ReadinessAwaiter : private IoSink {
+public:
+    ReadinessAwaiter(int fd, bool write) noexcept {
+        handle_.fd = fd;
+        handle_.kind = write ? IoHandle::await_write : IoHandle::notify;
+        handle_.sink = this;
+    }
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+        loop_ = Loop::current();
+        if (!loop_) throw std::logic_error("readiness wait needs a running Loop");
+        waiter_ = h;
+        loop_->io().add(handle_);
+    }
+    void await_resume() const noexcept {}
+
+private:
+    void on_ready() override {
+        loop_->io().remove(handle_);
+        waiter_.resume();
+    }
+    IoHandle handle_;
+    Loop* loop_ = nullptr;
+    std::coroutine_handle<> waiter_;
+};
+
+/// Suspends until `fd` is readable.
+inline ReadinessAwaiter readable(int fd) noexcept { return ReadinessAwaiter(fd, false); }
+/// Suspends until `fd` is writable.
+inline ReadinessAwaiter writable(int fd) noexcept { return ReadinessAwaiter(fd, true); }
+
+}  // namespace vela::net

@@ -1,0 +1,81 @@
+#pragma once
+// The I/O backend seam: operations, not readiness.
+//
+// Connection code asks the backend for three operations on a file descriptor:
+//   accept      - "tell me about each new connection on this listener",
+//   read_into   - "when bytes arrive, read them into a buffer I hand you, then tell me",
+//   write_from  - "send these bytes; tell me when you can take the rest".
+// The epoll backend performs them on readiness (one edge-triggered registration per
+// socket, so no epoll_ctl per request). An io_uring backend would submit them as SQEs
+// and complete them from the CQ: that is why read_into asks the sink for its buffer only
+// when data is there (buffer rings work the same way) and why write_from may report
+// that bytes are still pending.
+//
+// One backend belongs to one Loop and is used from that loop's thread only.
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstdint>
+
+#include "vela/base/buffer.hpp"
+
+namespace vela {
+
+/// Receives the completions of operations started on an IoHandle.
+class IoSink {
+public:
+    virtual ~IoSink() = default;
+    /// read_into: a buffer to read into now (borrowed by the sink, e.g. from the loop pool).
+    virtual Buffer& read_buffer() { return dummy_; }
+    /// read_into completed: `n` bytes were appended (0 = peer closed, <0 = -errno). Return
+    /// false when the handle was closed or reading was stopped inside the callback.
+    virtual bool on_read(ssize_t n) {
+        (void)n;
+        return false;
+    }
+    /// write_from: the socket can take more bytes.
+    virtual void on_write_ready() {}
+    /// accept: a connection arrived (fd is non-blocking, close-on-exec), or -errno.
+    virtual void on_accept(int fd) { (void)fd; }
+    /// A plain readiness wake-up (eventfd, signalfd).
+    virtual void on_ready() {}
+
+private:
+    Buffer dummy_;
+};
+
+/// One file descriptor watched by a backend.
+struct IoHandle {
+    int fd = -1;
+    IoSink* sink = nullptr;
+    // stream: read_into/write_from; listener: accept; notify: on_ready when readable;
+    // await_write: on_ready when writable.
+    enum Kind : std::uint8_t { stream, listener, notify, await_write } kind = stream;
+    bool reading = false;      // read_into armed
+    bool write_wanted = false;  // write_from has bytes pending
+    bool registered = false;
+    bool accepting = false;
+};
+
+class IoBackend {
+public:
+    virtual ~IoBackend() = default;
+    /// Starts watching `h` (stream: reads and writes; listener: accepts; notify: on_ready).
+    virtual void add(IoHandle& h) = 0;
+    /// Stops watching `h`; no callback for it runs afterwards.
+    virtual void remove(IoHandle& h) = 0;
+    /// Arms read_into: on_read runs each time bytes were read into sink->read_buffer().
+    virtual void read_into(IoHandle& h) = 0;
+    /// Disarms read_into (back-pressure); already-buffered bytes stay in the kernel.
+    virtual void stop_reading(IoHandle& h) = 0;
+    /// Writes what it can of `iov` now; returns bytes written or -errno. When it returns
+    /// less than asked (or -EAGAIN), on_write_ready runs once more can be written.
+    virtual ssize_t write_from(IoHandle& h, const iovec* iov, int iovcnt) = 0;
+    /// Pauses (false) or resumes (true) accepting on a listener.
+    virtual void set_accepting(IoHandle& h, bool on) = 0;
+    /// Waits up to `timeout_ms` (-1: forever) and runs the completions that are due.
+    virtual void poll(int timeout_ms) = 0;
+};
+
+}  // namespace vela

@@ -1,0 +1,198 @@
+#pragma once
+// Loop: one event loop per thread, and the rules of who may touch what.
+//
+// vela runs one Loop per core. Each loop owns, exclusively and without locks, its I/O
+// backend, the connections accepted by its listener, its buffer pool, its timing wheel,
+// its timers and its cached Date header. Nothing a loop owns is touched by another
+// thread. The only ways in from outside are thread-safe by design:
+//   - post(fn): queue a function to run on the loop's thread (a lock-free MPSC queue
+//     plus an eventfd wake-up, coalesced so a burst of posts costs one write);
+//   - stop(): ask run() to return;
+//   - vela::on(loop, task): run a Task on that loop and resume the caller on its own.
+// Coroutines that suspend on a loop (sleep, socket readiness) are resumed on that loop.
+
+#include <atomic>
+#include <chrono>
+#include <coroutine>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "vela/async/task.hpp"
+#include "vela/base/buffer.hpp"
+#include "vela/base/date_cache.hpp"
+#include "vela/base/unique_function.hpp"
+#include "vela/reactor/io_backend.hpp"
+#include "vela/reactor/timer_wheel.hpp"
+
+namespace vela {
+
+struct LoopOptions {
+    /// Resolution of the connection-timeout wheel.
+    std::uint64_t wheel_tick_ms = 100;
+    /// Capacity of a pooled I/O buffer.
+    std::size_t buffer_size = 16 * 1024;
+};
+
+class Loop {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    /// Creates a loop (epoll backend); it runs on whichever thread calls run().
+    explicit Loop(LoopOptions options = {});
+    ~Loop();
+    Loop(const Loop&) = delete;
+    Loop& operator=(const Loop&) = delete;
+
+    /// The loop running on this thread, or nullptr.
+    static Loop* current() noexcept;
+
+    /// Runs until stop() is called. Posted work still queued at that point is run first.
+    void run();
+    /// Makes run() return after the current iteration. Thread-safe.
+    void stop() noexcept;
+    /// True while run() is executing.
+    bool running() const noexcept { return running_.load(std::memory_order_acquire); }
+
+    /// Queues `fn` to run on this loop's thread. Thread-safe.
+    void post(UniqueFunction fn);
+    /// Starts `task` on this loop's thread. Thread-safe.
+    void spawn(Task<void> task);
+
+    /// Runs `fn` on this loop's thread right after the current batch of I/O completions
+    /// (loop thread only): the place to free objects an I/O callback closed.
+    void defer(UniqueFunction fn) { deferred_.push_back(std::move(fn)); }
+
+    /// Runs `fn` on this loop after `delay` (loop thread only). Returns an id for cancel().
+    std::uint64_t call_after(std::chrono::milliseconds delay, UniqueFunction fn);
+    /// Cancels a call_after that has not run yet.
+    void cancel(std::uint64_t id) noexcept;
+    /// Calls `fn(signo)` on this loop when one of `signals` arrives. The signals are blocked
+    /// for the calling thread (block them before starting other threads; see
+    /// block_signals()).
+    void on_signals(std::vector<int> signals, std::function<void(int)> fn);
+
+    /// The I/O backend of this loop.
+    IoBackend& io() noexcept { return *io_; }
+    /// The connection-timeout wheel.
+    TimerWheel& wheel() noexcept { return wheel_; }
+    /// The pool of read/write buffers.
+    BufferPool& buffers() noexcept { return buffers_; }
+    /// The Date header value, refreshed once per iteration.
+    std::string_view http_date() const noexcept { return date_.get(); }
+    /// Milliseconds on the monotonic clock, read once per iteration.
+    std::uint64_t now_ms() const noexcept { return now_ms_; }
+
+private:
+    struct Posted;
+    struct Timer {
+        Clock::time_point when;
+        std::uint64_t id;
+        bool operator>(const Timer& o) const noexcept {
+            return when != o.when ? when > o.when : id > o.id;
+        }
+    };
+    class WakeSink;
+    class SignalSink;
+
+    void refresh_clock() noexcept;
+    void run_posted();
+    void run_timers();
+    void run_deferred();
+    int poll_timeout() const noexcept;
+
+    std::unique_ptr<IoBackend> io_;
+    TimerWheel wheel_;
+    BufferPool buffers_;
+    DateCache date_;
+    std::uint64_t now_ms_ = 0;
+    std::atomic<bool> running_{false};
+    std::atomic<bool> stop_{false};
+
+    // MPSC queue (Vyukov): producers exchange the tail, the loop pops from the head.
+    std::atomic<Posted*> tail_;
+    Posted* head_;
+    std::atomic<bool> wake_pending_{false};
+    int wake_fd_ = -1;
+    IoHandle wake_handle_;
+    std::unique_ptr<WakeSink> wake_sink_;
+
+    std::vector<UniqueFunction> deferred_;
+    std::vector<UniqueFunction> deferred_running_;
+    std::vector<Timer> timers_;  // min-heap on `when`
+    std::unordered_map<std::uint64_t, UniqueFunction> timer_fns_;
+    std::uint64_t next_timer_id_ = 1;
+
+    int signal_fd_ = -1;
+    IoHandle signal_handle_;
+    std::unique_ptr<SignalSink> signal_sink_;
+};
+
+/// Blocks SIGINT and SIGTERM (and SIGPIPE) in the calling thread; threads started afterwards
+/// inherit the mask, so only a Loop's signalfd sees them.
+void block_signals() noexcept;
+
+namespace detail {
+struct SleepAwaiter {
+    std::chrono::milliseconds delay;
+    bool await_ready() const noexcept { return delay.count() <= 0; }
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const noexcept {}
+};
+}  // namespace detail
+
+/// Suspends the calling coroutine for `d` on the current loop (millisecond resolution).
+inline detail::SleepAwaiter sleep(std::chrono::milliseconds d) noexcept { return {d}; }
+
+namespace detail {
+template <class T>
+struct OnAwaiter {
+    Loop& target;
+    Task<T> task;
+    Loop* home = nullptr;
+    std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value;
+    std::exception_ptr error;
+
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+        home = Loop::current();
+        target.post([this, h] {
+            auto resume_home = [this, h] {
+                if (home)
+                    home->post([h] { h.resume(); });
+                else
+                    h.resume();
+            };
+            if constexpr (std::is_void_v<T>) {
+                start(std::move(task), [this, resume_home](std::exception_ptr e) {
+                    error = e;
+                    resume_home();
+                });
+            } else {
+                start(std::move(task), [this, resume_home](std::optional<T> v, std::exception_ptr e) {
+                    value = std::move(v);
+                    error = e;
+                    resume_home();
+                });
+            }
+        });
+    }
+    T await_resume() {
+        if (error) std::rethrow_exception(error);
+        if constexpr (!std::is_void_v<T>) return std::move(*value);
+    }
+};
+}  // namespace detail
+
+/// Runs `task` on `loop` and resumes the awaiting coroutine on its own loop with the result
+/// (or the exception).
+template <class T>
+detail::OnAwaiter<T> on(Loop& loop, Task<T> task) {
+    return detail::OnAwaiter<T>{loop, std::move(task)};
+}
+
+}  // namespace vela

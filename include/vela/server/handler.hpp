@@ -1,0 +1,28 @@
+#pragma once
+// The seam between the server and the application: the server knows this interface and
+// nothing about routing. The web layer's App implements it with its router; tests and other
+// protocols (HTTP/2 streams later) use the same interface and the same Request/Response.
+
+#include "vela/http/request.hpp"
+#include "vela/http/response.hpp"
+
+namespace vela {
+
+/// Where an asynchronous handler delivers its response.
+class ResponseSink {
+public:
+    virtual ~ResponseSink() = default;
+    /// Delivers the response for the request being handled; call exactly once.
+    virtual void complete(Response&& r) = 0;
+};
+
+class HttpHandler {
+public:
+    virtual ~HttpHandler() = default;
+    /// Handles `req`. Returns true when `out` holds the response now. Returns false when the
+    /// response will be delivered through `sink.complete()` (possibly before this returns);
+    /// `req` stays valid until then. Exceptions escaping become a 500.
+    virtual bool handle(Request& req, Response& out, ResponseSink& sink) = 0;
+};
+
+}  // namespace vela

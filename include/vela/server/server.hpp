@@ -1,0 +1,98 @@
+#pragma once
+// Server: HTTP/1.1 over one Loop per thread.
+//
+// Threading model. run(n) / start(n) create n workers, each a thread with its own Loop, its
+// own SO_REUSEPORT listener per endpoint (the kernel spreads connections over them), and
+// the connections it accepted. A connection never moves between threads and nothing
+// mutable is shared between workers: the handler is called on the worker's thread and
+// must itself be safe to call from several threads at once (App's router is read-only
+// once running). stop() is the only cross-thread call; it posts a drain to every loop.
+//
+// Shutdown. On SIGINT/SIGTERM (run) or stop(): listeners close, idle keep-alive
+// connections close, requests in flight finish and their connections close after the
+// response; when every connection is gone, or shutdown_timeout passes, the loops exit
+// and run()/wait() return 0.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "vela/http/limits.hpp"
+#include "vela/net/socket.hpp"
+#include "vela/server/handler.hpp"
+
+namespace vela {
+
+namespace detail {
+class ServerWorker;
+}
+
+struct ServerOptions {
+    /// Request size limits (414, 431, 413, ...).
+    ParserLimits limits;
+    /// Time allowed from a request's first byte to the end of its head (then 408, close).
+    std::chrono::milliseconds header_timeout{10'000};
+    /// Time allowed from the end of the head to the end of the body (then 408, close).
+    std::chrono::milliseconds body_timeout{30'000};
+    /// Time a keep-alive connection may sit between requests (then closed silently).
+    std::chrono::milliseconds idle_timeout{60'000};
+    /// After a response with Connection: close, how long unread input is drained before
+    /// the socket is closed (so the client sees the response rather than a reset).
+    std::chrono::milliseconds linger_timeout{1'000};
+    /// How long a graceful shutdown waits for requests in flight.
+    std::chrono::milliseconds shutdown_timeout{10'000};
+    /// Connections one loop holds at most; at the cap it stops accepting until one closes.
+    std::size_t max_connections_per_loop = 100'000;
+    /// Output bytes queued for a client above which its connection stops reading (a client
+    /// that pipelines without reading is paused, not buffered without bound).
+    std::size_t output_high_water = 1 << 20;
+    /// listen(2) backlog and SO_REUSEPORT.
+    net::ListenOptions listen;
+    /// Resolution of the timeout wheel.
+    std::uint64_t timer_tick_ms = 100;
+    /// Put exception messages in 500 bodies (off in production).
+    bool debug_errors = false;
+};
+
+class Server {
+public:
+    /// `handler` must outlive the server.
+    explicit Server(HttpHandler& handler, ServerOptions options = {});
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    /// Adds an endpoint to listen on (call before start/run).
+    Server& listen(net::Endpoint ep);
+    /// Opens the listeners and starts `threads` workers (0: one per core) in background
+    /// threads; returns once they accept connections.
+    void start(unsigned threads = 0);
+    /// Starts like start() but runs worker 0 on the calling thread and handles SIGINT and
+    /// SIGTERM as a graceful stop; returns 0 after shutdown.
+    int run(unsigned threads = 0);
+    /// Begins a graceful shutdown. Thread-safe, idempotent.
+    void stop();
+    /// Waits for all workers started by start() to finish; returns 0.
+    int wait();
+    /// The TCP port of the first TCP endpoint (the real one when it was 0).
+    std::uint16_t port() const noexcept { return port_; }
+    /// Number of workers running.
+    std::size_t workers() const noexcept;
+    /// The options in use.
+    const ServerOptions& options() const noexcept { return options_; }
+
+private:
+    void open_listeners(unsigned threads);
+
+    HttpHandler& handler_;
+    ServerOptions options_;
+    std::vector<net::Endpoint> endpoints_;
+    std::vector<std::unique_ptr<detail::ServerWorker>> workers_;
+    std::vector<std::thread> threads_;
+    std::uint16_t port_ = 0;
+    bool started_ = false;
+};
+
+}  // namespace vela

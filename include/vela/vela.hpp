@@ -1,0 +1,12 @@
+#pragma once
+// vela: everything a typical application includes.
+
+#include "vela/async/task.hpp"
+#include "vela/http/method.hpp"
+#include "vela/http/request.hpp"
+#include "vela/http/response.hpp"
+#include "vela/http/status.hpp"
+#include "vela/net/readiness.hpp"
+#include "vela/reactor/loop.hpp"
+#include "vela/server/server.hpp"
+#include "vela/web/app.hpp"

@@ -1,0 +1,187 @@
+#pragma once
+// App: routes, middleware and the server, wired together.
+//
+//     vela::App app;
+//     app.get("/", [] { return "Hello, World!"; });
+//     app.get("/users/{id:int}", [](vela::Request& r) { return std::string(r.param("id")); });
+//     auto api = app.group("/api").use(my_auth);
+//     api.get("/slow", [](vela::Request&) -> vela::Task<vela::Response> {
+//         co_await vela::sleep(10ms);
+//         co_return "done";
+//     });
+//     return app.listen(8080).run();   // one loop per core; SIGTERM drains gracefully
+//
+// Routes and middleware are registered before run(); afterwards the App is read-only and
+// shared by all loops. Requests are answered 404 when no route matches, 405 with an Allow
+// header when the path exists for other methods, 501 for unknown methods; HEAD is served by
+// GET routes and OPTIONS is answered automatically. An exception escaping a handler or a
+// middleware becomes a 500 (its message is only shown with debug_errors) and is logged.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "vela/server/server.hpp"
+#include "vela/web/handler_traits.hpp"
+#include "vela/web/middleware.hpp"
+#include "vela/web/router.hpp"
+
+namespace vela {
+
+class App;
+
+namespace detail {
+
+struct GroupData {
+    std::string prefix;
+    GroupData* parent = nullptr;
+    std::vector<Middleware> middleware;
+};
+
+struct Endpoint {
+    HandlerFn handler;
+    GroupData* group = nullptr;
+    std::vector<const Middleware*> chain;  // resolved when the app starts
+    bool all_sync = true;
+};
+
+template <class F>
+Middleware make_middleware(F&& f) {
+    Middleware m{};
+    if constexpr (std::is_invocable_v<F&, Request&, Next>) {
+        m.kind = Middleware::Kind::onion;
+        m.onion = std::forward<F>(f);
+    } else if constexpr (std::is_invocable_v<F&, Request&, Response&>) {
+        m.kind = Middleware::Kind::after;
+        m.after = std::forward<F>(f);
+    } else {
+        static_assert(std::is_invocable_v<F&, Request&>, "middleware must take (Request&, Next), (Request&) or (Request&, Response&)");
+        m.kind = Middleware::Kind::before;
+        if constexpr (std::is_void_v<std::invoke_result_t<F&, Request&>>) {
+            m.before = [fn = std::forward<F>(f)](Request& r) mutable -> std::optional<Response> {
+                fn(r);
+                return std::nullopt;
+            };
+        } else {
+            m.before = std::forward<F>(f);
+        }
+    }
+    return m;
+}
+
+}  // namespace detail
+
+/// A set of routes under a common prefix with its own middleware. A cheap handle: copies
+/// refer to the same group.
+class Group {
+public:
+    /// Adds middleware (onion, before or after; see middleware.hpp) to this group.
+    template <class F>
+    Group& use(F&& f) {
+        data_->middleware.push_back(detail::make_middleware(std::forward<F>(f)));
+        return *this;
+    }
+    /// A nested group under this one.
+    Group group(std::string_view prefix);
+    /// Registers a handler for `method` at prefix + `pattern`.
+    template <class F>
+    Group& route(Method method, std::string_view pattern, F&& f);
+    template <class F> Group& get(std::string_view p, F&& f) { return route(Method::GET, p, std::forward<F>(f)); }
+    template <class F> Group& post(std::string_view p, F&& f) { return route(Method::POST, p, std::forward<F>(f)); }
+    template <class F> Group& put(std::string_view p, F&& f) { return route(Method::PUT, p, std::forward<F>(f)); }
+    template <class F> Group& patch(std::string_view p, F&& f) { return route(Method::PATCH, p, std::forward<F>(f)); }
+    template <class F> Group& del(std::string_view p, F&& f) { return route(Method::DELETE, p, std::forward<F>(f)); }
+    template <class F> Group& options(std::string_view p, F&& f) { return route(Method::OPTIONS, p, std::forward<F>(f)); }
+    template <class F> Group& head(std::string_view p, F&& f) { return route(Method::HEAD, p, std::forward<F>(f)); }
+
+private:
+    friend class App;
+    Group(App* app, detail::GroupData* data) noexcept : app_(app), data_(data) {}
+    App* app_;
+    detail::GroupData* data_;
+};
+
+class App {
+public:
+    App();
+    ~App();
+    App(const App&) = delete;
+    App& operator=(const App&) = delete;
+
+    /// Adds global middleware (onion, before or after; see middleware.hpp).
+    template <class F>
+    App& use(F&& f) {
+        root_->middleware.push_back(detail::make_middleware(std::forward<F>(f)));
+        return *this;
+    }
+    /// A group of routes under `prefix` ("/api").
+    Group group(std::string_view prefix);
+
+    /// Registers a handler for `method` at `pattern` (see router.hpp for the syntax).
+    template <class F>
+    App& route(Method method, std::string_view pattern, F&& f) {
+        add_route(method, pattern, make_handler(std::forward<F>(f)), root_);
+        return *this;
+    }
+    template <class F> App& get(std::string_view p, F&& f) { return route(Method::GET, p, std::forward<F>(f)); }
+    template <class F> App& post(std::string_view p, F&& f) { return route(Method::POST, p, std::forward<F>(f)); }
+    template <class F> App& put(std::string_view p, F&& f) { return route(Method::PUT, p, std::forward<F>(f)); }
+    template <class F> App& patch(std::string_view p, F&& f) { return route(Method::PATCH, p, std::forward<F>(f)); }
+    template <class F> App& del(std::string_view p, F&& f) { return route(Method::DELETE, p, std::forward<F>(f)); }
+    template <class F> App& options(std::string_view p, F&& f) { return route(Method::OPTIONS, p, std::forward<F>(f)); }
+    template <class F> App& head(std::string_view p, F&& f) { return route(Method::HEAD, p, std::forward<F>(f)); }
+
+    /// Server settings (limits, timeouts, connection cap); change before run()/start().
+    ServerOptions& options() noexcept { return options_; }
+    /// Listens on all IPv4 interfaces at `port`.
+    App& listen(std::uint16_t port);
+    /// Listens on an endpoint ("127.0.0.1:8080", "[::1]:8080", "unix:/run/app.sock").
+    App& listen(std::string_view endpoint);
+    /// Serves with `threads` loops (0: one per core) until SIGINT/SIGTERM; returns 0 after a
+    /// graceful shutdown.
+    int run(unsigned threads = 0);
+    /// Starts serving in background threads and returns (tests, embedding).
+    void start(unsigned threads = 0);
+    /// Graceful stop of a started or running app. Thread-safe.
+    void stop();
+    /// Waits for a started app to finish.
+    int wait();
+    /// The bound TCP port (after start/run), useful with port 0.
+    std::uint16_t port() const noexcept;
+
+private:
+    friend class Group;
+    class Handler;
+    void add_route(Method m, std::string_view pattern, HandlerFn h, detail::GroupData* g);
+    void freeze();
+    detail::GroupData* new_group(std::string prefix, detail::GroupData* parent);
+    bool dispatch(Request& req, Response& out, ResponseSink& sink);
+    Response answer_unrouted(const Request& req, const Router::Match& m) const;
+
+    ServerOptions options_;
+    Router router_;
+    std::deque<detail::Endpoint> endpoints_;
+    std::deque<detail::GroupData> groups_;
+    detail::GroupData* root_;
+    std::vector<net::Endpoint> listen_;
+    std::unique_ptr<Handler> handler_;
+    std::unique_ptr<Server> server_;
+    bool frozen_ = false;
+};
+
+template <class F>
+Group& Group::route(Method method, std::string_view pattern, F&& f) {
+    std::string full;
+    for (detail::GroupData* g = data_; g; g = g->parent) full.insert(0, g->prefix);
+    full += pattern;
+    if (full.size() > 1 && full.back() == '/' && pattern.empty()) full.pop_back();
+    app_->add_route(method, full, make_handler(std::forward<F>(f)), data_);
+    return *this;
+}
+
+}  // namespace vela

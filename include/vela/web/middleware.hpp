@@ -1,0 +1,63 @@
+#pragma once
+// Middleware: code that runs around handlers.
+//
+// Three shapes, mixed freely, applied in the order they were added (global ones first,
+// then each enclosing group's):
+//
+//  * Onion (asynchronous): `Task<Response>(Request&, Next)`. Work before `co_await next()`
+//    runs on the way in, work after it on the way out; not calling next() short-circuits.
+//
+//        app.use([](vela::Request& req, vela::Next next) -> vela::Task<vela::Response> {
+//            if (req.header("Authorization").empty())
+//                co_return vela::Status::Unauthorized;       // short-circuit
+//            req.set_attribute("user", "alice");              // before
+//            vela::Response res = co_await next();            // the rest of the chain
+//            res.add_header("X-Served-By", "vela");           // after
+//            co_return res;
+//        });
+//
+//  * Before hook (synchronous): `void(Request&)` or `std::optional<Response>(Request&)`;
+//    returning a Response short-circuits.
+//  * After hook (synchronous): `void(Request&, Response&)`.
+//
+// When every middleware on a route and its handler are synchronous, the request runs as
+// plain function calls: no coroutine frame, no allocation.
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+
+#include "vela/async/task.hpp"
+#include "vela/http/request.hpp"
+#include "vela/http/response.hpp"
+
+namespace vela {
+
+namespace detail {
+struct Endpoint;
+Task<Response> run_chain(const Endpoint& ep, std::size_t index, Request& req);
+}  // namespace detail
+
+/// The rest of the middleware chain, ending in the handler.
+class Next {
+public:
+    Next(const detail::Endpoint& ep, std::size_t index, Request& req) noexcept
+        : ep_(&ep), index_(index), req_(&req) {}
+    /// Runs the rest of the chain and returns its response.
+    Task<Response> operator()() const { return detail::run_chain(*ep_, index_, *req_); }
+
+private:
+    const detail::Endpoint* ep_;
+    std::size_t index_;
+    Request* req_;
+};
+
+/// One middleware of any of the three shapes.
+struct Middleware {
+    enum class Kind : std::uint8_t { onion, before, after } kind;
+    std::function<Task<Response>(Request&, Next)> onion;
+    std::function<std::optional<Response>(Request&)> before;
+    std::function<void(Request&, Response&)> after;
+};
+
+}  // namespace vela

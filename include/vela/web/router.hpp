@@ -1,0 +1,74 @@
+#pragma once
+// Router: maps (method, path) to an endpoint number.
+//
+// Patterns are paths whose segments may be:
+//   literal      /users/me
+//   parameter    /users/{id}          any non-empty segment, bound as "id"
+//   typed        /users/{id:int}      int, uint, float, alpha or uuid; a segment of the wrong
+//                                     form does not match (so the request gets 404, not 500)
+//   wildcard     /static/{*path}      the rest of the path (possibly empty), last only
+// Fully literal patterns are found by one hash lookup; the others by walking a segment
+// tree, preferring literal over typed over plain parameters over wildcards, with
+// backtracking. The router is built before the server starts and only read afterwards,
+// so any number of loops may match concurrently.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "vela/http/method.hpp"
+#include "vela/http/request.hpp"
+
+namespace vela {
+
+class Router {
+public:
+    static constexpr std::int32_t kNone = -1;
+
+    struct Match {
+        enum class Kind : std::uint8_t { found, not_found, method_not_allowed } kind = Kind::not_found;
+        /// The endpoint number registered with add() (kind == found).
+        std::int32_t endpoint = kNone;
+        /// Bit i set when Method(i) has an endpoint at the matched path.
+        std::uint16_t allowed = 0;
+    };
+
+    Router();
+    ~Router();
+    Router(Router&&) noexcept;
+    Router& operator=(Router&&) noexcept;
+
+    /// Registers `endpoint` for `method` at `pattern`. Throws std::invalid_argument on a
+    /// malformed pattern or when that method is already registered at an equivalent pattern.
+    void add(Method method, std::string_view pattern, std::int32_t endpoint);
+    /// Matches `path` for `method`, binding parameters into `req` on success. HEAD falls back
+    /// to GET.
+    Match match(Method method, std::string_view path, Request& req) const;
+    /// Methods registered anywhere (for OPTIONS *).
+    std::uint16_t all_methods() const noexcept { return all_methods_; }
+
+    /// Value of an Allow header for a method mask (adds HEAD with GET, and OPTIONS).
+    static std::string allow_header(std::uint16_t mask);
+
+private:
+    struct Node;
+    bool match_node(const Node& n, std::string_view rest, Method method, Request& req, Match& m) const;
+
+    struct TransparentHash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    };
+    struct Endpoints {
+        std::array<std::int32_t, kMethodCount> by_method;
+        Endpoints() { by_method.fill(kNone); }
+    };
+    std::unordered_map<std::string, Endpoints, TransparentHash, std::equal_to<>> static_;
+    std::unique_ptr<Node> root_;
+    std::uint16_t all_methods_ = 0;
+};
+
+}  // namespace vela

@@ -1,0 +1,145 @@
+#include "vela/http/response.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "vela/base/ascii.hpp"
+
+namespace vela {
+
+namespace {
+bool has_forbidden(std::string_view s) noexcept {
+    for (char c : s)
+        if (c == '\r' || c == '\n' || c == '\0') return true;
+    return false;
+}
+}  // namespace
+
+Response::Response(Response&& o) noexcept
+    : status_(o.status_),
+      close_(o.close_),
+      custom_content_type_(o.custom_content_type_),
+      inline_size_(o.inline_size_),
+      body_(std::move(o.body_)),
+      content_type_(o.content_type_),
+      spilled_(std::move(o.spilled_)) {
+    std::memcpy(inline_, o.inline_, inline_size_);
+}
+
+Response& Response::operator=(Response&& o) noexcept {
+    if (this != &o) {
+        status_ = o.status_;
+        close_ = o.close_;
+        custom_content_type_ = o.custom_content_type_;
+        inline_size_ = o.inline_size_;
+        body_ = std::move(o.body_);
+        content_type_ = o.content_type_;
+        spilled_ = std::move(o.spilled_);
+        std::memcpy(inline_, o.inline_, inline_size_);
+    }
+    return *this;
+}
+
+void Response::copy_from(const Response& o) {
+    status_ = o.status_;
+    close_ = o.close_;
+    custom_content_type_ = o.custom_content_type_;
+    inline_size_ = o.inline_size_;
+    body_ = o.body_;
+    content_type_ = o.content_type_;
+    spilled_ = o.spilled_;
+    std::memcpy(inline_, o.inline_, inline_size_);
+}
+
+Response::Response(const Response& o) { copy_from(o); }
+
+Response& Response::operator=(const Response& o) {
+    if (this != &o) copy_from(o);
+    return *this;
+}
+
+Response Response::with_body(Status s, std::string body, std::string_view content_type) {
+    Response r(s);
+    r.body_ = std::move(body);
+    if (content_type == mime::text || content_type == mime::json || content_type == mime::html ||
+        content_type == mime::problem_json || content_type == mime::octet_stream) {
+        r.content_type_ = content_type;
+    } else {
+        r.set_content_type(content_type);
+    }
+    return r;
+}
+
+std::string_view Response::content_type() const noexcept {
+    if (custom_content_type_) return header("Content-Type");
+    return content_type_;
+}
+
+Response& Response::set_content_type(std::string_view value) {
+    if (has_forbidden(value)) throw std::invalid_argument("invalid Content-Type value");
+    content_type_ = {};
+    if (custom_content_type_) {
+        // Rare: rebuild the block without the old Content-Type line.
+        std::string old(header_block());
+        inline_size_ = 0;
+        spilled_.clear();
+        std::string_view rest = old;
+        while (!rest.empty()) {
+            std::size_t eol = rest.find("\r\n");
+            std::string_view line = rest.substr(0, eol + 2);
+            rest.remove_prefix(eol + 2);
+            if (line.size() > 13 && ascii::iequals(line.substr(0, 13), "Content-Type:")) continue;
+            append_header_bytes(line, {}, {});
+        }
+    }
+    custom_content_type_ = true;
+    append_header_bytes("Content-Type: ", value, "\r\n");
+    return *this;
+}
+
+Response& Response::add_header(std::string_view name, std::string_view value) {
+    if (name.empty() || has_forbidden(name) || has_forbidden(value) ||
+        name.find(':') != std::string_view::npos)
+        throw std::invalid_argument("invalid response header");
+    if (ascii::iequals(name, "Content-Length") || ascii::iequals(name, "Transfer-Encoding") ||
+        ascii::iequals(name, "Date") || ascii::iequals(name, "Connection"))
+        throw std::invalid_argument("header is managed by the server");
+    if (ascii::iequals(name, "Content-Type")) return set_content_type(value);
+    append_header_bytes(name, ": ", value);
+    append_header_bytes("\r\n", {}, {});
+    return *this;
+}
+
+void Response::append_header_bytes(std::string_view a, std::string_view b, std::string_view c) {
+    std::size_t n = a.size() + b.size() + c.size();
+    if (spilled_.empty() && inline_size_ + n <= kInlineHeaderBytes) {
+        char* p = inline_ + inline_size_;
+        std::memcpy(p, a.data(), a.size());
+        std::memcpy(p + a.size(), b.data(), b.size());
+        std::memcpy(p + a.size() + b.size(), c.data(), c.size());
+        inline_size_ = static_cast<std::uint16_t>(inline_size_ + n);
+        return;
+    }
+    if (spilled_.empty()) spilled_.assign(inline_, inline_size_);
+    spilled_.append(a).append(b).append(c);
+}
+
+std::string_view Response::header_block() const noexcept {
+    if (!spilled_.empty()) return spilled_;
+    return {inline_, inline_size_};
+}
+
+std::string_view Response::header(std::string_view name) const noexcept {
+    std::string_view rest = header_block();
+    while (!rest.empty()) {
+        std::size_t eol = rest.find("\r\n");
+        std::string_view line = rest.substr(0, eol);
+        rest.remove_prefix(eol + 2);
+        std::size_t colon = line.find(':');
+        if (colon == name.size() && ascii::iequals(line.substr(0, colon), name))
+            return ascii::trim_ows(line.substr(colon + 1));
+    }
+    return {};
+}
+
+}  // namespace vela

@@ -1,0 +1,233 @@
+#include "vela/reactor/loop.hpp"
+
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+#include "epoll_backend.hpp"
+#include "vela/base/log.hpp"
+
+namespace vela {
+
+namespace {
+thread_local Loop* t_current = nullptr;
+}
+
+struct Loop::Posted {
+    std::atomic<Posted*> next{nullptr};
+    UniqueFunction fn;
+};
+
+class Loop::WakeSink final : public IoSink {
+public:
+    explicit WakeSink(Loop& l) : loop_(l) {}
+    void on_ready() override {
+        std::uint64_t v;
+        [[maybe_unused]] ssize_t r = ::read(loop_.wake_fd_, &v, sizeof v);
+        // Clear before draining: a post that lands after this line writes the eventfd again.
+        loop_.wake_pending_.store(false, std::memory_order_seq_cst);
+        loop_.run_posted();
+    }
+
+private:
+    Loop& loop_;
+};
+
+class Loop::SignalSink final : public IoSink {
+public:
+    SignalSink(int fd, std::function<void(int)> fn) : fd_(fd), fn_(std::move(fn)) {}
+    void on_ready() override {
+        signalfd_siginfo si;
+        while (::read(fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
+            fn_(static_cast<int>(si.ssi_signo));
+    }
+
+private:
+    int fd_;
+    std::function<void(int)> fn_;
+};
+
+Loop::Loop(LoopOptions options)
+    : io_(std::make_unique<EpollBackend>()),
+      wheel_(options.wheel_tick_ms),
+      buffers_(options.buffer_size) {
+    auto* stub = new Posted;
+    head_ = stub;
+    tail_.store(stub, std::memory_order_relaxed);
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+    wake_sink_ = std::make_unique<WakeSink>(*this);
+    wake_handle_.fd = wake_fd_;
+    wake_handle_.sink = wake_sink_.get();
+    wake_handle_.kind = IoHandle::notify;
+    io_->add(wake_handle_);
+    refresh_clock();
+}
+
+Loop::~Loop() {
+    run_posted();
+    while (head_) {
+        Posted* n = head_->next.load(std::memory_order_acquire);
+        delete head_;
+        head_ = n;
+    }
+    io_->remove(wake_handle_);
+    ::close(wake_fd_);
+    if (signal_fd_ >= 0) {
+        io_->remove(signal_handle_);
+        ::close(signal_fd_);
+    }
+}
+
+Loop* Loop::current() noexcept { return t_current; }
+
+void Loop::refresh_clock() noexcept {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    now_ms_ = static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
+    date_.refresh();
+}
+
+void Loop::post(UniqueFunction fn) {
+    auto* node = new Posted;
+    node->fn = std::move(fn);
+    Posted* prev = tail_.exchange(node, std::memory_order_acq_rel);
+    prev->next.store(node, std::memory_order_release);
+    if (!wake_pending_.exchange(true, std::memory_order_seq_cst)) {
+        std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t r = ::write(wake_fd_, &one, sizeof one);
+    }
+}
+
+void Loop::spawn(Task<void> task) {
+    post([t = std::move(task)]() mutable { vela::spawn(std::move(t)); });
+}
+
+void Loop::run_posted() {
+    // Pop until the queue looks empty; a producer between exchange and link is picked up
+    // on its own wake-up.
+    for (;;) {
+        Posted* next = head_->next.load(std::memory_order_acquire);
+        if (!next) return;
+        delete head_;
+        head_ = next;
+        UniqueFunction fn = std::move(next->fn);
+        fn();
+    }
+}
+
+std::uint64_t Loop::call_after(std::chrono::milliseconds delay, UniqueFunction fn) {
+    std::uint64_t id = next_timer_id_++;
+    timers_.push_back(Timer{Clock::now() + delay, id});
+    std::push_heap(timers_.begin(), timers_.end(), std::greater<>{});
+    timer_fns_.emplace(id, std::move(fn));
+    return id;
+}
+
+void Loop::cancel(std::uint64_t id) noexcept { timer_fns_.erase(id); }
+
+void Loop::run_timers() {
+    if (timers_.empty()) return;
+    auto now = Clock::now();
+    while (!timers_.empty() && timers_.front().when <= now) {
+        std::pop_heap(timers_.begin(), timers_.end(), std::greater<>{});
+        std::uint64_t id = timers_.back().id;
+        timers_.pop_back();
+        auto it = timer_fns_.find(id);
+        if (it == timer_fns_.end()) continue;  // cancelled
+        UniqueFunction fn = std::move(it->second);
+        timer_fns_.erase(it);
+        fn();
+    }
+}
+
+void Loop::run_deferred() {
+    while (!deferred_.empty()) {
+        deferred_running_.swap(deferred_);
+        for (auto& fn : deferred_running_) fn();
+        deferred_running_.clear();
+    }
+}
+
+int Loop::poll_timeout() const noexcept {
+    if (!deferred_.empty()) return 0;
+    int t = wheel_.next_timeout_ms(now_ms_);
+    if (!timers_.empty()) {
+        auto d = std::chrono::ceil<std::chrono::milliseconds>(timers_.front().when - Clock::now());
+        int ms = d.count() < 0 ? 0 : static_cast<int>(std::min<long long>(d.count(), 1 << 30));
+        t = t < 0 ? ms : std::min(t, ms);
+    }
+    return t;
+}
+
+void Loop::on_signals(std::vector<int> signals, std::function<void(int)> fn) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : signals) sigaddset(&set, s);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    if (signal_fd_ >= 0) {
+        io_->remove(signal_handle_);
+        ::close(signal_fd_);
+    }
+    signal_fd_ = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (signal_fd_ < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
+    signal_sink_ = std::make_unique<SignalSink>(signal_fd_, std::move(fn));
+    signal_handle_.fd = signal_fd_;
+    signal_handle_.sink = signal_sink_.get();
+    signal_handle_.kind = IoHandle::notify;
+    io_->add(signal_handle_);
+}
+
+void Loop::stop() noexcept {
+    stop_.store(true, std::memory_order_release);
+    // Wake the loop through the post path so a sleeping epoll_wait returns.
+    if (!wake_pending_.exchange(true, std::memory_order_seq_cst)) {
+        std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t r = ::write(wake_fd_, &one, sizeof one);
+    }
+}
+
+void Loop::run() {
+    Loop* prev = t_current;
+    t_current = this;
+    running_.store(true, std::memory_order_release);
+    while (!stop_.load(std::memory_order_acquire)) {
+        io_->poll(poll_timeout());
+        refresh_clock();
+        run_deferred();
+        run_posted();
+        run_timers();
+        wheel_.advance(now_ms_);
+        run_deferred();
+    }
+    run_posted();
+    run_deferred();
+    stop_.store(false, std::memory_order_release);
+    running_.store(false, std::memory_order_release);
+    t_current = prev;
+}
+
+void block_signals() noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+namespace detail {
+void SleepAwaiter::await_suspend(std::coroutine_handle<> h) {
+    Loop* loop = Loop::current();
+    if (!loop) throw std::logic_error("vela::sleep needs a running Loop on this thread");
+    loop->call_after(delay, [h] { h.resume(); });
+}
+}  // namespace detail
+
+}  // namespace vela

@@ -1,0 +1,311 @@
+#include "http1_connection.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <exception>
+
+#include "vela/base/log.hpp"
+#include "vela/http/response_writer.hpp"
+
+namespace vela::detail {
+
+using std::chrono::milliseconds;
+
+Http1Connection::Http1Connection(ServerWorker& worker, int fd)
+    : worker_(worker), loop_(worker.loop()), parser_(&worker.options().limits) {
+    io_.fd = fd;
+    io_.sink = this;
+    io_.kind = IoHandle::stream;
+    timer_.fire = &Http1Connection::timer_fired;
+    timer_.owner = this;
+}
+
+Http1Connection::~Http1Connection() {
+    if (!closed_) {
+        loop_.wheel().cancel(timer_);
+        loop_.io().remove(io_);
+        ::close(io_.fd);
+    }
+    release_buffers();
+}
+
+void Http1Connection::start() {
+    loop_.io().add(io_);
+    set_phase(Phase::header, worker_.options().header_timeout);
+    loop_.io().read_into(io_);  // the first request often arrives with the connection
+}
+
+bool Http1Connection::idle() const noexcept { return !busy_ && in_.empty() && out_.empty(); }
+
+void Http1Connection::drain() {
+    if (closed_) return;
+    if (idle() || phase_ == Phase::linger) {
+        close();
+    } else {
+        close_after_ = close_after_ || (!busy_ && !parser_.started());
+    }
+}
+
+void Http1Connection::force_close() {
+    if (closed_) return;
+    if (busy_) {
+        // A handler still owns the request; it will find the connection closed.
+        closed_ = true;
+        loop_.wheel().cancel(timer_);
+        loop_.io().remove(io_);
+        ::close(io_.fd);
+        return;
+    }
+    close();
+}
+
+Buffer& Http1Connection::read_buffer() {
+    if (in_.capacity() == 0) in_ = loop_.buffers().acquire();
+    return in_;
+}
+
+bool Http1Connection::on_read(ssize_t n) {
+    if (n <= 0) {
+        // Peer closed or reset. Responses not yet written are of no use to anybody if it
+        // reset; after a clean half-close they are still flushed.
+        if (busy_) {
+            peer_gone_ = true;
+            loop_.io().stop_reading(io_);
+        } else if (n == 0 && !out_.empty() && phase_ != Phase::linger) {
+            close_after_ = true;
+            loop_.io().stop_reading(io_);
+        } else {
+            close();
+        }
+        return false;
+    }
+    if (phase_ == Phase::linger) {
+        in_.clear();  // draining after the last response: discard
+        return true;
+    }
+    process();
+    return !closed_ && io_.reading;
+}
+
+// Parses and answers every complete request in the buffer, in order, then writes all the
+// responses at once.
+void Http1Connection::process() {
+    const ServerOptions& opt = worker_.options();
+    while (!busy_ && !close_after_ && !closed_ && !in_.empty()) {
+        if (out_.size() >= opt.output_high_water) {
+            paused_ = true;  // the client is not reading its responses: stop reading
+            loop_.io().stop_reading(io_);
+            break;
+        }
+        if (!req_) req_ = worker_.acquire_request();
+        ParseResult r = parser_.parse(in_.data(), in_.size(), *req_);
+        if (r == ParseResult::incomplete) {
+            if (parser_.head_complete()) {
+                if (phase_ != Phase::body) set_phase(Phase::body, opt.body_timeout);
+                if (parser_.expects_continue() && !continue_sent_) {
+                    if (out_.capacity() == 0) out_ = loop_.buffers().acquire();
+                    write_continue(out_);
+                    continue_sent_ = true;
+                }
+            } else if (phase_ != Phase::header) {
+                set_phase(Phase::header, opt.header_timeout);
+            }
+            break;
+        }
+        if (r == ParseResult::error) {
+            reject(parser_.error());
+            break;
+        }
+        if (!dispatch()) break;  // an asynchronous handler has the request
+    }
+    if (!closed_) flush();
+}
+
+// Hands the parsed request to the handler; true when its response is already written.
+bool Http1Connection::dispatch() {
+    Response resp;
+    bool ready;
+    completed_inline_ = false;
+    inline_result_ = &resp;
+    dispatching_ = true;
+    try {
+        ready = worker_.handler().handle(*req_, resp, *this);
+    } catch (const std::exception& e) {
+        log::error("handler for {} {} threw: {}", req_->method_name(), req_->path(), e.what());
+        resp = Response(Status::InternalServerError);
+        ready = true;
+    } catch (...) {
+        log::error("handler for {} {} threw a non-standard exception", req_->method_name(), req_->path());
+        resp = Response(Status::InternalServerError);
+        ready = true;
+    }
+    dispatching_ = false;
+    inline_result_ = nullptr;
+    if (!ready && !completed_inline_) {
+        busy_ = true;
+        loop_.io().stop_reading(io_);
+        loop_.wheel().cancel(timer_);  // no timeout runs against the application
+        return false;
+    }
+    finish(resp);
+    return true;
+}
+
+void Http1Connection::complete(Response&& r) {
+    if (dispatching_) {
+        *inline_result_ = std::move(r);
+        completed_inline_ = true;
+        return;
+    }
+    busy_ = false;
+    if (closed_) {  // force-closed during shutdown while the handler ran
+        worker_.connection_closed(this);
+        return;
+    }
+    if (peer_gone_) {
+        close();
+        return;
+    }
+    finish(r);
+    process();
+    if (!closed_ && !busy_ && !close_after_ && !paused_ && phase_ != Phase::linger)
+        loop_.io().read_into(io_);
+}
+
+void Http1Connection::finish(const Response& r) {
+    const bool keep = req_->keep_alive() && !r.wants_close() && !worker_.draining();
+    if (out_.capacity() == 0) out_ = loop_.buffers().acquire();
+    write_response(out_, r,
+                   WriteOptions{loop_.http_date(), keep, req_->version() == 10,
+                                req_->method() == Method::HEAD});
+    in_.consume(parser_.consumed());
+    parser_.reset();
+    continue_sent_ = false;
+    if (!keep) close_after_ = true;
+    if (in_.empty()) {
+        set_phase(Phase::idle, worker_.options().idle_timeout);
+    } else {
+        set_phase(Phase::header, worker_.options().header_timeout);
+    }
+}
+
+// Answers malformed input with its status and closes (RFC 9112 leaves the framing of what
+// follows unknowable, so nothing more is read from this connection).
+void Http1Connection::reject(Status s) {
+    Response r = Response::text(std::string(reason_phrase(s)), s);
+    if (out_.capacity() == 0) out_ = loop_.buffers().acquire();
+    write_response(out_, r, WriteOptions{loop_.http_date(), false, false, false});
+    close_after_ = true;
+    in_.clear();
+    parser_.reset();
+}
+
+// Writes what is queued; returns false if the connection closed.
+bool Http1Connection::flush() {
+    if (!out_.empty()) {
+        iovec v{out_.data(), out_.size()};
+        ssize_t n = loop_.io().write_from(io_, &v, 1);
+        if (n < 0) {
+            close();
+            return false;
+        }
+        out_.consume(static_cast<std::size_t>(n));
+    }
+    if (out_.empty()) {
+        if (out_.capacity()) loop_.buffers().release(std::move(out_));
+        if (close_after_ && !busy_) {
+            begin_linger();
+            return !closed_;
+        }
+    }
+    if (!busy_ && in_.empty()) {
+        if (in_.capacity()) loop_.buffers().release(std::move(in_));
+        if (req_) worker_.release_request(std::move(req_));
+    }
+    return true;
+}
+
+void Http1Connection::on_write_ready() {
+    if (!flush() || closed_) return;
+    if (paused_ && out_.size() < worker_.options().output_high_water / 2) {
+        paused_ = false;
+        process();
+        if (!closed_ && !busy_ && !close_after_ && !paused_) loop_.io().read_into(io_);
+    }
+}
+
+// After the last response: stop sending, keep reading (and discarding) for a moment so
+// the peer receives our bytes before the kernel would answer its late bytes with a reset.
+void Http1Connection::begin_linger() {
+    if (closed_ || phase_ == Phase::linger) return;
+    if (peer_gone_) {
+        close();
+        return;
+    }
+    ::shutdown(io_.fd, SHUT_WR);
+    in_.clear();
+    if (req_) worker_.release_request(std::move(req_));
+    set_phase(Phase::linger, worker_.options().linger_timeout);
+    if (!io_.reading) loop_.io().read_into(io_);
+}
+
+void Http1Connection::close() {
+    if (closed_) return;
+    closed_ = true;
+    loop_.wheel().cancel(timer_);
+    loop_.io().remove(io_);
+    ::close(io_.fd);
+    release_buffers();
+    if (req_ && !busy_) worker_.release_request(std::move(req_));
+    worker_.connection_closed(this);
+}
+
+void Http1Connection::release_buffers() noexcept {
+    if (in_.capacity()) loop_.buffers().release(std::move(in_));
+    if (out_.capacity()) loop_.buffers().release(std::move(out_));
+}
+
+void Http1Connection::set_phase(Phase p, milliseconds timeout) {
+    phase_ = p;
+    deadline_ms_ = loop_.now_ms() + static_cast<std::uint64_t>(timeout.count());
+    arm_timer();
+}
+
+// The wheel entry only needs to fire no later than the deadline; when it fires early the
+// deadline is checked again (so a request costs a store, not a relink).
+void Http1Connection::arm_timer() {
+    TimerWheel& w = loop_.wheel();
+    if (timer_.linked() && timer_.expiry * w.tick_ms() <= deadline_ms_ + w.tick_ms()) return;
+    const std::uint64_t now = loop_.now_ms();
+    w.schedule(timer_, now, deadline_ms_ > now ? deadline_ms_ - now : 0);
+}
+
+void Http1Connection::timer_fired(TimerWheel::Entry* e) {
+    static_cast<Http1Connection*>(e->owner)->on_timeout();
+}
+
+void Http1Connection::on_timeout() {
+    if (closed_ || busy_) return;
+    const std::uint64_t now = loop_.now_ms();
+    if (now < deadline_ms_) {
+        loop_.wheel().schedule(timer_, now, deadline_ms_ - now);
+        return;
+    }
+    switch (phase_) {
+        case Phase::idle:
+        case Phase::linger: close(); break;
+        case Phase::header:
+            if (!parser_.started() && in_.empty()) {
+                close();  // nothing was sent: no request to answer
+                break;
+            }
+            [[fallthrough]];
+        case Phase::body:
+            reject(Status::RequestTimeout);
+            flush();
+            break;
+    }
+}
+
+}  // namespace vela::detail

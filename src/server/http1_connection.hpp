@@ -1,0 +1,92 @@
+#pragma once
+// The HTTP/1.1 connection driver. It reads like the protocol:
+//
+//   on_read      -> process(): parse every complete request in the buffer, in order
+//   process      -> dispatch(): hand each request to the handler
+//   dispatch     -> finish(): serialize the response into the output buffer
+//   process end  -> flush(): one write for every response of this read
+//
+// Bad input is answered by reject() with the parser's status, then the connection closes
+// (lingering: output is shut down and remaining input drained for a moment so the
+// client reads the error instead of a reset). Timeouts (idle, header, body, linger)
+// share one wheel entry; per request only a deadline integer changes.
+//
+// Buffers: the read buffer is borrowed from the loop's pool when bytes arrive and given
+// back when every byte was consumed; the write buffer likewise. The Request object is
+// borrowed from the worker for the duration of a request. An idle keep-alive connection
+// therefore holds only this object.
+
+#include <cstdint>
+#include <memory>
+
+#include "vela/base/buffer.hpp"
+#include "vela/http/request_parser.hpp"
+#include "vela/reactor/timer_wheel.hpp"
+#include "vela/server/handler.hpp"
+#include "worker.hpp"
+
+namespace vela::detail {
+
+class Http1Connection final : public IoSink, public ResponseSink {
+public:
+    Http1Connection(ServerWorker& worker, int fd);
+    ~Http1Connection() override;
+
+    /// Registers the socket and starts reading.
+    void start();
+    /// Graceful shutdown: close now if idle, else after the current response.
+    void drain();
+    /// Closes the socket at once (shutdown deadline).
+    void force_close();
+    /// True when no request is in progress and no output is queued.
+    bool idle() const noexcept;
+
+    // Intrusive list of the worker's connections.
+    Http1Connection* prev = nullptr;
+    Http1Connection* next = nullptr;
+
+private:
+    enum class Phase : std::uint8_t { idle, header, body, linger };
+
+    // IoSink
+    Buffer& read_buffer() override;
+    bool on_read(ssize_t n) override;
+    void on_write_ready() override;
+    // ResponseSink
+    void complete(Response&& r) override;
+
+    void process();
+    bool dispatch();
+    void finish(const Response& r);
+    void reject(Status s);
+    bool flush();
+    void close();
+    void begin_linger();
+    void release_buffers() noexcept;
+    void set_phase(Phase p, std::chrono::milliseconds timeout);
+    void arm_timer();
+    void on_timeout();
+    static void timer_fired(TimerWheel::Entry* e);
+
+    ServerWorker& worker_;
+    Loop& loop_;
+    IoHandle io_;
+    TimerWheel::Entry timer_;
+    RequestParser parser_;
+    Buffer in_;
+    Buffer out_;
+    std::unique_ptr<Request> req_;
+    std::uint64_t deadline_ms_ = 0;
+    Response* inline_result_ = nullptr;  // where complete() stores a response delivered inline
+    Phase phase_ = Phase::header;
+    bool busy_ = false;          // an asynchronous handler owns the request
+    bool dispatching_ = false;   // inside handler.handle()
+    bool completed_inline_ = false;
+    bool close_after_ = false;   // close once output is flushed
+    bool paused_ = false;        // reading stopped for back-pressure
+    bool closed_ = false;
+    bool peer_gone_ = false;     // the peer closed while a handler was running
+    bool continue_sent_ = false;
+};
+
+}  // namespace vela::detail

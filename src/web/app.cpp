@@ -1,0 +1,212 @@
+#include "vela/web/app.hpp"
+
+#include <exception>
+
+#include "vela/base/log.hpp"
+
+namespace vela {
+
+namespace detail {
+
+namespace {
+
+Task<Response> sync_as_task(const HandlerFn& h, Request& req) { co_return h.sync(req); }
+
+Task<Response> before_step(const Middleware& mw, const Endpoint& ep, std::size_t i, Request& req) {
+    if (std::optional<Response> r = mw.before(req)) co_return std::move(*r);
+    co_return co_await run_chain(ep, i + 1, req);
+}
+
+Task<Response> after_step(const Middleware& mw, const Endpoint& ep, std::size_t i, Request& req) {
+    Response r = co_await run_chain(ep, i + 1, req);
+    mw.after(req, r);
+    co_return r;
+}
+
+// The synchronous path: plain calls, no frames. Before hooks in order (one may answer
+// early), the handler, then the after hooks of the middleware that ran, innermost first.
+Response run_sync(const Endpoint& ep, Request& req) {
+    const std::size_t n = ep.chain.size();
+    std::size_t ran = 0;
+    Response out;
+    bool answered = false;
+    for (; ran < n; ++ran) {
+        const Middleware& mw = *ep.chain[ran];
+        if (mw.kind != Middleware::Kind::before) continue;
+        if (std::optional<Response> r = mw.before(req)) {
+            out = std::move(*r);
+            answered = true;
+            break;
+        }
+    }
+    if (!answered) out = ep.handler.sync(req);
+    for (std::size_t j = ran; j-- > 0;) {
+        const Middleware& mw = *ep.chain[j];
+        if (mw.kind == Middleware::Kind::after) mw.after(req, out);
+    }
+    return out;
+}
+
+}  // namespace
+
+// Runs the chain from middleware `index` on: each step is the middleware's own coroutine
+// (onion) or a small step coroutine around a synchronous hook; the end is the handler.
+Task<Response> run_chain(const Endpoint& ep, std::size_t index, Request& req) {
+    if (index == ep.chain.size())
+        return ep.handler.is_async() ? ep.handler.async(req) : sync_as_task(ep.handler, req);
+    const Middleware& mw = *ep.chain[index];
+    switch (mw.kind) {
+        case Middleware::Kind::onion: return mw.onion(req, Next(ep, index + 1, req));
+        case Middleware::Kind::before: return before_step(mw, ep, index, req);
+        case Middleware::Kind::after: break;
+    }
+    return after_step(mw, ep, index, req);
+}
+
+}  // namespace detail
+
+class App::Handler final : public HttpHandler {
+public:
+    explicit Handler(App& app) : app_(app) {}
+    bool handle(Request& req, Response& out, ResponseSink& sink) override { return app_.dispatch(req, out, sink); }
+
+private:
+    App& app_;
+};
+
+namespace {
+
+Response error_response(std::exception_ptr e, const Request& req, bool debug) {
+    std::string what = "non-standard exception";
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+        what = ex.what();
+    } catch (...) {
+    }
+    log::error("{} {}: unhandled exception: {}", req.method_name(), req.path(), what);
+    return Response::text(debug ? "Internal Server Error: " + what : std::string("Internal Server Error"),
+                          Status::InternalServerError);
+}
+
+}  // namespace
+
+App::App() : root_(new_group("", nullptr)), handler_(std::make_unique<Handler>(*this)) {}
+
+App::~App() {
+    if (server_) {
+        server_->stop();
+        server_->wait();
+    }
+}
+
+detail::GroupData* App::new_group(std::string prefix, detail::GroupData* parent) {
+    if (!prefix.empty() && prefix.front() != '/') prefix.insert(0, "/");
+    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+    if (prefix == "/") prefix.clear();
+    groups_.push_back(detail::GroupData{std::move(prefix), parent, {}});
+    return &groups_.back();
+}
+
+Group App::group(std::string_view prefix) { return Group(this, new_group(std::string(prefix), root_)); }
+
+Group Group::group(std::string_view prefix) { return Group(app_, app_->new_group(std::string(prefix), data_)); }
+
+void App::add_route(Method m, std::string_view pattern, HandlerFn h, detail::GroupData* g) {
+    if (frozen_) throw std::logic_error("routes must be added before the app starts");
+    auto id = static_cast<std::int32_t>(endpoints_.size());
+    router_.add(m, pattern, id);
+    endpoints_.push_back(detail::Endpoint{std::move(h), g, {}, true});
+}
+
+// Resolves each route's middleware chain: global first, then outer to inner groups.
+void App::freeze() {
+    if (frozen_) return;
+    frozen_ = true;
+    for (detail::Endpoint& ep : endpoints_) {
+        std::vector<detail::GroupData*> path;
+        for (detail::GroupData* g = ep.group; g; g = g->parent) path.insert(path.begin(), g);
+        ep.chain.clear();
+        ep.all_sync = !ep.handler.is_async();
+        for (detail::GroupData* g : path) {
+            for (const Middleware& mw : g->middleware) {
+                ep.chain.push_back(&mw);
+                if (mw.kind == Middleware::Kind::onion) ep.all_sync = false;
+            }
+        }
+    }
+}
+
+Response App::answer_unrouted(const Request& req, const Router::Match& m) const {
+    if (req.method() == Method::other) return Response::text("Not Implemented", Status::NotImplemented);
+    if (req.method() == Method::OPTIONS) {
+        std::uint16_t mask = req.path() == "*" ? router_.all_methods() : m.allowed;
+        if (mask || req.path() == "*") {
+            Response r(Status::NoContent);
+            r.add_header("Allow", Router::allow_header(mask));
+            return r;
+        }
+    }
+    if (m.kind == Router::Match::Kind::method_not_allowed) {
+        Response r = Response::text("Method Not Allowed", Status::MethodNotAllowed);
+        r.add_header("Allow", Router::allow_header(m.allowed));
+        return r;
+    }
+    return Response::text("Not Found", Status::NotFound);
+}
+
+bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
+    Router::Match m = router_.match(req.method(), req.path(), req);
+    if (m.kind != Router::Match::Kind::found) {
+        out = answer_unrouted(req, m);
+        return true;
+    }
+    const detail::Endpoint& ep = endpoints_[static_cast<std::size_t>(m.endpoint)];
+    if (ep.all_sync) {
+        try {
+            out = detail::run_sync(ep, req);
+        } catch (...) {
+            out = error_response(std::current_exception(), req, options_.debug_errors);
+        }
+        return true;
+    }
+    const bool debug = options_.debug_errors;
+    vela::start(detail::run_chain(ep, 0, req), [&sink, &req, debug](std::optional<Response> v, std::exception_ptr e) {
+        sink.complete(e ? error_response(e, req, debug) : std::move(*v));
+    });
+    return false;
+}
+
+App& App::listen(std::uint16_t port) {
+    listen_.push_back(net::Endpoint::any(port));
+    return *this;
+}
+
+App& App::listen(std::string_view endpoint) {
+    listen_.push_back(net::Endpoint::parse(endpoint));
+    return *this;
+}
+
+int App::run(unsigned threads) {
+    freeze();
+    server_ = std::make_unique<Server>(*handler_, options_);
+    for (const auto& ep : listen_) server_->listen(ep);
+    return server_->run(threads);
+}
+
+void App::start(unsigned threads) {
+    freeze();
+    server_ = std::make_unique<Server>(*handler_, options_);
+    for (const auto& ep : listen_) server_->listen(ep);
+    server_->start(threads);
+}
+
+void App::stop() {
+    if (server_) server_->stop();
+}
+
+int App::wait() { return server_ ? server_->wait() : 0; }
+
+std::uint16_t App::port() const noexcept { return server_ ? server_->port() : 0; }
+
+}  // namespace vela

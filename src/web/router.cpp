@@ -1,0 +1,228 @@
+#include "vela/web/router.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace vela {
+
+namespace {
+
+enum class ParamType : std::uint8_t { int_, uint_, float_, uuid, alpha, any };
+
+ParamType param_type(std::string_view t) {
+    if (t.empty()) return ParamType::any;
+    if (t == "int") return ParamType::int_;
+    if (t == "uint") return ParamType::uint_;
+    if (t == "float") return ParamType::float_;
+    if (t == "uuid") return ParamType::uuid;
+    if (t == "alpha") return ParamType::alpha;
+    throw std::invalid_argument("unknown parameter type '" + std::string(t) + "'");
+}
+
+bool digits(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 19) return false;
+    for (char c : s)
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
+bool type_accepts(ParamType t, std::string_view s) noexcept {
+    switch (t) {
+        case ParamType::any: return true;
+        case ParamType::int_:
+            if (!s.empty() && s[0] == '-') s.remove_prefix(1);
+            return digits(s);
+        case ParamType::uint_: return digits(s);
+        case ParamType::float_: {
+            double v;
+            auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            return ec == std::errc{} && p == s.data() + s.size();
+        }
+        case ParamType::alpha:
+            for (char c : s)
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
+            return true;
+        case ParamType::uuid:
+            if (s.size() != 36) return false;
+            for (std::size_t i = 0; i < 36; ++i) {
+                char c = s[i];
+                bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+                if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+                    return false;
+            }
+            return true;
+    }
+    return false;
+}
+
+std::uint16_t bit(Method m) noexcept { return static_cast<std::uint16_t>(1u << static_cast<unsigned>(m)); }
+
+}  // namespace
+
+struct Router::Node {
+    struct Param {
+        std::string name;
+        ParamType type;
+        std::unique_ptr<Node> node;
+    };
+    std::vector<std::pair<std::string, std::unique_ptr<Node>>> literals;
+    std::vector<Param> params;  // typed first, then untyped
+    std::string wildcard_name;
+    bool has_wildcard = false;
+    Endpoints wildcard;
+    Endpoints here;
+    bool terminal = false;
+};
+
+Router::Router() : root_(std::make_unique<Node>()) {}
+Router::~Router() = default;
+Router::Router(Router&&) noexcept = default;
+Router& Router::operator=(Router&&) noexcept = default;
+
+void Router::add(Method method, std::string_view pattern, std::int32_t endpoint) {
+    if (pattern.empty() || pattern[0] != '/') throw std::invalid_argument("route pattern must start with '/': " + std::string(pattern));
+    if (method == Method::other) throw std::invalid_argument("cannot route Method::other");
+    const auto mi = static_cast<std::size_t>(method);
+    auto set = [&](Endpoints& e) {
+        if (e.by_method[mi] != kNone)
+            throw std::invalid_argument("duplicate route: " + std::string(method_name(method)) + " " + std::string(pattern));
+        e.by_method[mi] = endpoint;
+        all_methods_ |= bit(method);
+    };
+    if (pattern.find('{') == std::string_view::npos) {
+        set(static_[std::string(pattern)]);
+        return;
+    }
+    Node* n = root_.get();
+    std::string_view rest = pattern;
+    while (!rest.empty()) {
+        rest.remove_prefix(1);  // '/'
+        std::size_t slash = rest.find('/');
+        std::string_view seg = rest.substr(0, slash);
+        rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
+        if (!seg.empty() && seg.front() == '{') {
+            if (seg.back() != '}' || seg.size() < 3) throw std::invalid_argument("malformed parameter in " + std::string(pattern));
+            std::string_view inner = seg.substr(1, seg.size() - 2);
+            if (inner[0] == '*') {
+                if (!rest.empty()) throw std::invalid_argument("wildcard must be last: " + std::string(pattern));
+                n->has_wildcard = true;
+                n->wildcard_name = std::string(inner.substr(1));
+                set(n->wildcard);
+                return;
+            }
+            std::size_t colon = inner.find(':');
+            std::string name(inner.substr(0, colon));
+            ParamType type = param_type(colon == std::string_view::npos ? std::string_view{} : inner.substr(colon + 1));
+            if (name.empty()) throw std::invalid_argument("unnamed parameter in " + std::string(pattern));
+            Node* next = nullptr;
+            for (auto& p : n->params)
+                if (p.type == type && p.name == name) next = p.node.get();
+            if (!next) {
+                Node::Param p{name, type, std::make_unique<Node>()};
+                next = p.node.get();
+                // Keep typed parameters ahead of untyped ones so the stricter match wins.
+                auto it = n->params.begin();
+                while (it != n->params.end() && it->type <= type) ++it;
+                n->params.insert(it, std::move(p));
+            }
+            n = next;
+        } else {
+            if (seg.find_first_of("{}") != std::string_view::npos)
+                throw std::invalid_argument("braces inside a literal segment: " + std::string(pattern));
+            Node* next = nullptr;
+            for (auto& [lit, child] : n->literals)
+                if (lit == seg) next = child.get();
+            if (!next) {
+                n->literals.emplace_back(std::string(seg), std::make_unique<Node>());
+                next = n->literals.back().second.get();
+            }
+            n = next;
+        }
+    }
+    n->terminal = true;
+    set(n->here);
+}
+
+namespace {
+// The endpoint for `method` in `e`, with HEAD served by GET; accumulates the allowed mask.
+std::int32_t pick(const std::array<std::int32_t, kMethodCount>& e, Method method, std::uint16_t& allowed) {
+    for (std::size_t i = 0; i < kMethodCount; ++i)
+        if (e[i] != Router::kNone) allowed |= static_cast<std::uint16_t>(1u << i);
+    std::int32_t id = e[static_cast<std::size_t>(method)];
+    if (id == Router::kNone && method == Method::HEAD) id = e[static_cast<std::size_t>(Method::GET)];
+    return id;
+}
+}  // namespace
+
+bool Router::match_node(const Node& n, std::string_view rest, Method method, Request& req, Match& m) const {
+    if (rest.empty()) {
+        if (n.terminal) {
+            std::int32_t id = pick(n.here.by_method, method, m.allowed);
+            if (id != kNone) {
+                m.endpoint = id;
+                return true;
+            }
+        }
+    } else {
+        std::string_view after = rest.substr(1);
+        std::size_t slash = after.find('/');
+        std::string_view seg = after.substr(0, slash);
+        std::string_view remaining = slash == std::string_view::npos ? std::string_view{} : after.substr(slash);
+        for (const auto& [lit, child] : n.literals)
+            if (lit == seg && match_node(*child, remaining, method, req, m)) return true;
+        if (!seg.empty()) {
+            const std::size_t mark = req.param_count();
+            for (const auto& p : n.params) {
+                if (!type_accepts(p.type, seg)) continue;
+                req.add_param(p.name, seg);
+                if (match_node(*p.node, remaining, method, req, m)) return true;
+                req.truncate_params(mark);
+            }
+        }
+    }
+    if (n.has_wildcard) {
+        std::int32_t id = pick(n.wildcard.by_method, method, m.allowed);
+        if (id != kNone) {
+            req.add_param(n.wildcard_name, rest.empty() ? rest : rest.substr(1));
+            m.endpoint = id;
+            return true;
+        }
+    }
+    return false;
+}
+
+Router::Match Router::match(Method method, std::string_view path, Request& req) const {
+    Match m;
+    if (method == Method::other) return m;
+    req.clear_params();
+    auto it = static_.find(path);
+    if (it != static_.end()) {
+        std::int32_t id = pick(it->second.by_method, method, m.allowed);
+        if (id != kNone) {
+            m.kind = Match::Kind::found;
+            m.endpoint = id;
+            return m;
+        }
+    }
+    if (match_node(*root_, path, method, req, m)) {
+        m.kind = Match::Kind::found;
+        return m;
+    }
+    req.clear_params();
+    m.kind = m.allowed ? Match::Kind::method_not_allowed : Match::Kind::not_found;
+    return m;
+}
+
+std::string Router::allow_header(std::uint16_t mask) {
+    if (mask & bit(Method::GET)) mask |= bit(Method::HEAD);
+    mask |= bit(Method::OPTIONS);
+    std::string out;
+    for (std::size_t i = 0; i < kMethodCount - 1; ++i) {
+        if (!(mask & (1u << i))) continue;
+        if (!out.empty()) out += ", ";
+        out += method_name(static_cast<Method>(i));
+    }
+    return out;
+}
+
+}  // namespace vela
