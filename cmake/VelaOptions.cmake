@@ -14,8 +14,12 @@ if(VELA_SANITIZE STREQUAL "address")
 elseif(VELA_SANITIZE STREQUAL "thread")
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)
+elseif(VELA_SANITIZE STREQUAL "fuzzer")
+  # Coverage instrumentation for every library; the fuzz targets link libFuzzer's main.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
 elseif(NOT VELA_SANITIZE STREQUAL "")
-  message(FATAL_ERROR "VELA_SANITIZE must be '', 'address' or 'thread'")
+  message(FATAL_ERROR "VELA_SANITIZE must be '', 'address', 'thread' or 'fuzzer'")
 endif()
 
 # vela_module(name PUBLIC deps... PRIVATE deps...): static library vela_<name> from src/<name>/*.cpp.

@@ -2,6 +2,7 @@
 // vela: everything a typical application includes.
 
 #include "vela/async/task.hpp"
+#include "vela/base/log.hpp"
 #include "vela/http/method.hpp"
 #include "vela/http/request.hpp"
 #include "vela/http/response.hpp"

@@ -85,8 +85,9 @@ Response error_response(std::exception_ptr e, const Request& req, bool debug) {
     } catch (...) {
     }
     log::error("{} {}: unhandled exception: {}", req.method_name(), req.path(), what);
-    return Response::text(debug ? "Internal Server Error: " + what : std::string("Internal Server Error"),
-                          Status::InternalServerError);
+    std::string body("Internal Server Error");
+    if (debug) body.append(": ").append(what);
+    return Response::text(std::move(body), Status::InternalServerError);
 }
 
 }  // namespace
@@ -101,7 +102,7 @@ App::~App() {
 }
 
 detail::GroupData* App::new_group(std::string prefix, detail::GroupData* parent) {
-    if (!prefix.empty() && prefix.front() != '/') prefix.insert(0, "/");
+    if (!prefix.empty() && prefix.front() != '/') prefix = std::string(1, '/').append(prefix);
     while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
     if (prefix == "/") prefix.clear();
     groups_.push_back(detail::GroupData{std::move(prefix), parent, {}});
