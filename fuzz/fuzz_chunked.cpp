@@ -19,12 +19,13 @@ struct Out {
     std::size_t raw = 0;
 };
 
-Out decode(const std::uint8_t* data, std::size_t size, std::size_t step, const vela::ParserLimits& limits) {
+Out decode(const std::uint8_t* data, std::size_t size, std::size_t step,
+           const vela::ParserLimits& limits) {
     std::vector<char> buf(data, data + size);
     vela::ChunkedDecoder d;
     d.reset(&limits);
     Out o{vela::ChunkedDecoder::Result::need_more};
-    for (std::size_t n = step ? step : size; ; n += step ? step : size) {
+    for (std::size_t n = step ? step : size;; n += step ? step : size) {
         if (n > size) n = size;
         o.r = d.feed(buf.data(), n);
         check(d.decoded_size() <= n);
@@ -46,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Out whole = decode(data, size, 0, limits);
     Out pieces = decode(data, size, size ? 1 + data[0] % 7 : 1, limits);
     check(whole.r == pieces.r);
-    if (whole.r == vela::ChunkedDecoder::Result::done) check(whole.body == pieces.body && whole.raw == pieces.raw);
+    if (whole.r == vela::ChunkedDecoder::Result::done)
+        check(whole.body == pieces.body && whole.raw == pieces.raw);
     return 0;
 }

@@ -22,14 +22,16 @@ void check(bool ok) {
     if (!ok) __builtin_trap();
 }
 
-Outcome run(const std::uint8_t* data, std::size_t size, std::size_t split, const vela::ParserLimits& limits) {
+Outcome run(const std::uint8_t* data, std::size_t size, std::size_t split,
+            const vela::ParserLimits& limits) {
     std::vector<char> buf(data, data + size);
     vela::RequestParser parser(&limits);
     vela::Request req;
     Outcome o{vela::ParseResult::incomplete};
     if (split > 0 && split < size) {
         o.result = parser.parse(buf.data(), split, req);
-        if (o.result != vela::ParseResult::incomplete) return Outcome{vela::ParseResult::incomplete};  // not comparable
+        if (o.result != vela::ParseResult::incomplete)
+            return Outcome{vela::ParseResult::incomplete};  // not comparable
         // Move the bytes, as a growing connection buffer does.
         std::vector<char> moved(buf);
         buf.swap(moved);
@@ -38,7 +40,8 @@ Outcome run(const std::uint8_t* data, std::size_t size, std::size_t split, const
     if (o.result == vela::ParseResult::complete) {
         o.consumed = parser.consumed();
         check(o.consumed <= size);
-        check(req.body().empty() || (req.body().data() >= buf.data() && req.body().data() + req.body().size() <= buf.data() + size));
+        check(req.body().empty() || (req.body().data() >= buf.data() &&
+                                     req.body().data() + req.body().size() <= buf.data() + size));
         o.body = std::string(req.body());
         o.path = std::string(req.path());
         for (const auto& h : req.headers()) check(!h.name.empty());
@@ -61,9 +64,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Outcome whole = run(data, size, 0, limits);
     if (size > 1) {
         Outcome split = run(data, size, data[0] % size, limits);
-        if (split.result != vela::ParseResult::incomplete && whole.result == vela::ParseResult::complete) {
+        if (split.result != vela::ParseResult::incomplete &&
+            whole.result == vela::ParseResult::complete) {
             check(split.result == whole.result);
-            check(split.consumed == whole.consumed && split.body == whole.body && split.path == whole.path);
+            check(split.consumed == whole.consumed && split.body == whole.body &&
+                  split.path == whole.path);
         }
     }
     return 0;

@@ -25,7 +25,8 @@ vela::Task<vela::Response> async_layer(vela::Request& req, vela::Next next) {
 }
 
 // Extracts the string or number value of "key" from a flat JSON object; false if absent.
-bool json_field(std::string_view body, std::string_view key, std::string_view& out, bool& is_string) {
+bool json_field(std::string_view body, std::string_view key, std::string_view& out,
+                bool& is_string) {
     std::size_t pos = 0;
     while ((pos = body.find('"', pos)) != std::string_view::npos) {
         std::size_t end = body.find('"', pos + 1);
@@ -59,7 +60,8 @@ int main(int argc, char** argv) {
     unsigned port = 8080, threads = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--port")) port = static_cast<unsigned>(std::atoi(argv[i + 1]));
-        if (!std::strcmp(argv[i], "--threads")) threads = static_cast<unsigned>(std::atoi(argv[i + 1]));
+        if (!std::strcmp(argv[i], "--threads"))
+            threads = static_cast<unsigned>(std::atoi(argv[i + 1]));
     }
     vela::log::set_level(vela::log::Level::warn);
 

@@ -57,30 +57,20 @@ void Buffer::reset() noexcept {
     cap_ = begin_ = end_ = 0;
 }
 
-Buffer BufferPool::acquire() {
-    if (!free_.empty()) {
-        Buffer b = std::move(free_.back());
-        free_.pop_back();
-        return b;
-    }
-    return Buffer(buffer_size_);
+BufferPool::~BufferPool() {
+    for (char* p : free_) std::free(p);
 }
 
-void BufferPool::release(Buffer&& b) noexcept {
-    if (b.capacity() != buffer_size_ || free_.size() >= max_free_) {
-        b.reset();
-        return;
-    }
-    b.clear();
-    if (free_.capacity() == free_.size()) {
+void BufferPool::release_slow(Buffer& b) noexcept {
+    if (b.capacity() == buffer_size_ && free_.size() < max_free_) {
         try {
-            free_.reserve(free_.size() * 2 + 16);
-        } catch (...) {
-            b.reset();
+            free_.reserve(free_.capacity() * 2);
+            free_.push_back(b.disown());
             return;
+        } catch (...) {
         }
     }
-    free_.push_back(std::move(b));
+    b.reset();
 }
 
 }  // namespace vela

@@ -11,11 +11,16 @@ std::atomic<Level> g_level{Level::info};
 
 spdlog::level::level_enum to_spd(Level l) {
     switch (l) {
-        case Level::debug: return spdlog::level::debug;
-        case Level::info: return spdlog::level::info;
-        case Level::warn: return spdlog::level::warn;
-        case Level::error: return spdlog::level::err;
-        case Level::off: return spdlog::level::off;
+        case Level::debug:
+            return spdlog::level::debug;
+        case Level::info:
+            return spdlog::level::info;
+        case Level::warn:
+            return spdlog::level::warn;
+        case Level::error:
+            return spdlog::level::err;
+        case Level::off:
+            return spdlog::level::off;
     }
     return spdlog::level::info;
 }

@@ -71,7 +71,8 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
                 if (chunk_left_ == 0) {
                     state_ = State::trailer_start;  // last-chunk
                 } else {
-                    if (chunk_left_ > limits_->max_body - write_) return fail(Status::PayloadTooLarge);
+                    if (chunk_left_ > limits_->max_body - write_)
+                        return fail(Status::PayloadTooLarge);
                     state_ = State::data;
                 }
                 break;

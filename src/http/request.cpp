@@ -70,7 +70,8 @@ std::optional<std::string> Request::query(std::string_view name) const {
         q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
         std::size_t eq = pair.find('=');
         std::string_view k = pair.substr(0, eq);
-        std::string_view v = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+        std::string_view v =
+            eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
         bool match = k == name;
         if (!match && k.find_first_of("%+") != std::string_view::npos) {
             match = percent_decode(k, key, true) && key == name;

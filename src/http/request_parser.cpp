@@ -49,6 +49,7 @@ bool escapes_valid(std::string_view s) noexcept {
 
 // A "." or ".." segment (after decoding) would let a path step outside its prefix.
 bool has_dot_segment(std::string_view path) noexcept {
+    if (path.find("/.") == std::string_view::npos) return false;
     std::size_t i = 0;
     while (i < path.size()) {
         std::size_t j = path.find('/', i);
@@ -58,6 +59,24 @@ bool has_dot_segment(std::string_view path) noexcept {
         i = j + 1;
     }
     return false;
+}
+
+// True when every byte is allowed in a field value (RFC 9110 5.5: no CTL but HTAB, no DEL).
+// Eight bytes at a time: a byte below 0x20 or equal to 0x7F sends the rest to the byte loop.
+bool field_value_ok(const char* p, std::size_t n) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        std::uint64_t x;
+        std::memcpy(&x, p + i, 8);
+        const std::uint64_t ctl = (x - ones * 0x20) & ~x & high;
+        const std::uint64_t y = x ^ (ones * 0x7f);
+        const std::uint64_t del = (y - ones) & ~y & high;
+        if (ctl | del) break;
+    }
+    for (; i < n; ++i)
+        if (!is_field_char(static_cast<unsigned char>(p[i]))) return false;
+    return true;
 }
 
 }  // namespace
@@ -92,8 +111,10 @@ ParseResult RequestParser::parse(char* data, std::size_t n, Request& req) {
                 phase_ = keep;
             }
             break;
-        case Phase::done: return ParseResult::complete;
-        case Phase::error: return ParseResult::error;
+        case Phase::done:
+            return ParseResult::complete;
+        case Phase::error:
+            return ParseResult::error;
     }
     return parse_body(data, n, req);
 }
@@ -244,9 +265,8 @@ ParseResult RequestParser::parse_fields(std::string_view fields, Request& req) {
         std::size_t v = c + 1;
         while (v < line.size() && is_ows(line[v])) ++v;
         std::size_t e = line.size();
-        for (std::size_t k = v; k < e; ++k)
-            if (!is_field_char(static_cast<unsigned char>(line[k])))
-                return fail(Status::BadRequest, "invalid byte in field value");
+        if (!field_value_ok(line.data() + v, e - v))
+            return fail(Status::BadRequest, "invalid byte in field value");
         while (e > v && is_ows(line[e - 1])) --e;
         std::string_view value = line.substr(v, e - v);
         if (headers.size() >= limits_->max_headers)
@@ -354,16 +374,20 @@ ParseResult RequestParser::parse_body(char* data, std::size_t n, Request& req) {
         }
         case Phase::body_chunked: {
             switch (chunked_.feed(data + head_end_, n - head_end_)) {
-                case ChunkedDecoder::Result::need_more: return ParseResult::incomplete;
+                case ChunkedDecoder::Result::need_more:
+                    return ParseResult::incomplete;
                 case ChunkedDecoder::Result::error:
                     return fail(chunked_.error(), "malformed chunked body");
-                case ChunkedDecoder::Result::done: break;
+                case ChunkedDecoder::Result::done:
+                    break;
             }
             req.set_body({data + head_end_, chunked_.decoded_size()});
             consumed_ = head_end_ + chunked_.raw_size();
             break;
         }
-        default: consumed_ = head_end_; break;
+        default:
+            consumed_ = head_end_;
+            break;
     }
     phase_ = Phase::done;
     return ParseResult::complete;

@@ -21,9 +21,9 @@ Response::Response(Response&& o) noexcept
       custom_content_type_(o.custom_content_type_),
       inline_size_(o.inline_size_),
       body_(std::move(o.body_)),
-      content_type_(o.content_type_),
-      spilled_(std::move(o.spilled_)) {
-    std::memcpy(inline_, o.inline_, inline_size_);
+      content_type_(o.content_type_) {
+    if (!o.spilled_.empty()) spilled_ = std::move(o.spilled_);
+    if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
 }
 
 Response& Response::operator=(Response&& o) noexcept {
@@ -34,8 +34,8 @@ Response& Response::operator=(Response&& o) noexcept {
         inline_size_ = o.inline_size_;
         body_ = std::move(o.body_);
         content_type_ = o.content_type_;
-        spilled_ = std::move(o.spilled_);
-        std::memcpy(inline_, o.inline_, inline_size_);
+        if (!o.spilled_.empty() || !spilled_.empty()) spilled_ = std::move(o.spilled_);
+        if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
     }
     return *this;
 }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <string>
 
 namespace vela {
 
@@ -15,29 +16,47 @@ struct Cursor {
     }
 };
 
+// "HTTP/1.1 200 OK\r\nServer: vela\r\nDate: " for every status code, formatted once.
+struct StatusLines {
+    std::string text[1000];
+    StatusLines() {
+        for (int c = 100; c < 1000; ++c) {
+            const char digits[3] = {char('0' + c / 100), char('0' + c / 10 % 10),
+                                    char('0' + c % 10)};
+            text[c].append("HTTP/1.1 ").append(digits, 3).append(" ");
+            text[c]
+                .append(reason_phrase(static_cast<Status>(c)))
+                .append("\r\nServer: vela\r\nDate: ");
+        }
+    }
+};
+
+std::string_view status_line(int status) {
+    static const StatusLines lines;
+    if (status < 100 || status > 999) status = 500;
+    return lines.text[status];
+}
+
 }  // namespace
 
 void write_response(Buffer& out, const Response& r, const WriteOptions& o) {
     const int status = code(r.status());
-    const std::string_view reason = reason_phrase(r.status());
+    const std::string_view head = status_line(status);
     const std::string_view ctype = r.builtin_content_type();
     const std::string_view block = r.header_block();
     // RFC 9110 8.6: no Content-Length in 1xx and 204 responses; 304 has no body.
     const bool bodiless = status < 200 || status == 204 || status == 304;
-    const std::string_view body = (bodiless || o.head) ? std::string_view{} : r.body();
+    const std::string_view body =
+        (bodiless || o.head) ? std::string_view{} : std::string_view(r.body());
 
-    std::size_t need = 9 + 4 + reason.size() + 2 + 14 + 6 + o.date.size() + 2 + block.size() +
-                       2 + 24 + 26 + body.size();
-    if (!ctype.empty()) need += 16 + ctype.size();
+    // Fixed parts: Date value + CRLF, Content-Type line framing, Content-Length line,
+    // Connection line, final CRLF.
+    const std::size_t need = head.size() + o.date.size() + 2 + (16 + ctype.size()) + block.size() +
+                             (16 + 20 + 2) + 24 + 2 + body.size();
     out.ensure_writable(need);
 
     Cursor c{out.write_ptr()};
-    c.put("HTTP/1.1 ");
-    char digits[3] = {char('0' + status / 100 % 10), char('0' + status / 10 % 10), char('0' + status % 10)};
-    c.put({digits, 3});
-    *c.p++ = ' ';
-    c.put(reason);
-    c.put("\r\nServer: vela\r\nDate: ");
+    c.put(head);
     c.put(o.date);
     c.put("\r\n");
     if (!ctype.empty()) {
@@ -48,10 +67,9 @@ void write_response(Buffer& out, const Response& r, const WriteOptions& o) {
     c.put(block);
     if (!bodiless) {
         c.put("Content-Length: ");
-        char num[24];
-        auto [end, ec] = std::to_chars(num, num + sizeof num, r.body().size());
+        auto [end, ec] = std::to_chars(c.p, c.p + 20, r.body().size());
         (void)ec;
-        c.put({num, static_cast<std::size_t>(end - num)});
+        c.p = end;
         c.put("\r\n");
     }
     if (!o.keep_alive) {

@@ -26,7 +26,9 @@ std::uint16_t parse_port(std::string_view s) {
     return static_cast<std::uint16_t>(v);
 }
 
-[[noreturn]] void fail(const char* what) { throw std::system_error(errno, std::generic_category(), what); }
+[[noreturn]] void fail(const char* what) {
+    throw std::system_error(errno, std::generic_category(), what);
+}
 
 }  // namespace
 
@@ -58,15 +60,20 @@ Endpoint Endpoint::parse(std::string_view spec) {
 
 std::string Endpoint::to_string() const {
     switch (kind) {
-        case Kind::unix_path: return "unix:" + path;
-        case Kind::tcp6: return "[" + host + "]:" + std::to_string(port);
-        case Kind::tcp4: break;
+        case Kind::unix_path:
+            return "unix:" + path;
+        case Kind::tcp6:
+            return "[" + host + "]:" + std::to_string(port);
+        case Kind::tcp4:
+            break;
     }
     return host + ":" + std::to_string(port);
 }
 
 int open_listener(const Endpoint& ep, const ListenOptions& opts) {
-    int family = ep.kind == Endpoint::Kind::tcp4 ? AF_INET : ep.kind == Endpoint::Kind::tcp6 ? AF_INET6 : AF_UNIX;
+    int family = ep.kind == Endpoint::Kind::tcp4   ? AF_INET
+                 : ep.kind == Endpoint::Kind::tcp6 ? AF_INET6
+                                                   : AF_UNIX;
     int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) fail("socket");
     int one = 1;
@@ -74,7 +81,8 @@ int open_listener(const Endpoint& ep, const ListenOptions& opts) {
         if (family == AF_UNIX) {
             sockaddr_un sa{};
             sa.sun_family = AF_UNIX;
-            if (ep.path.size() >= sizeof sa.sun_path) throw std::invalid_argument("unix path too long");
+            if (ep.path.size() >= sizeof sa.sun_path)
+                throw std::invalid_argument("unix path too long");
             std::memcpy(sa.sun_path, ep.path.c_str(), ep.path.size() + 1);
             ::unlink(ep.path.c_str());  // a stale socket file from a previous run
             if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) fail("bind");

@@ -18,13 +18,19 @@ void EpollBackend::add(IoHandle& h) {
     epoll_event ev{};
     ev.data.ptr = &h;
     switch (h.kind) {
-        case IoHandle::stream: ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET; break;
+        case IoHandle::stream:
+            ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+            break;
         case IoHandle::listener:
             ev.events = EPOLLIN;
             h.accepting = true;
             break;
-        case IoHandle::notify: ev.events = EPOLLIN; break;
-        case IoHandle::await_write: ev.events = EPOLLOUT; break;
+        case IoHandle::notify:
+            ev.events = EPOLLIN;
+            break;
+        case IoHandle::await_write:
+            ev.events = EPOLLOUT;
+            break;
     }
     if (epoll_ctl(epfd_, EPOLL_CTL_ADD, h.fd, &ev) < 0)
         throw std::system_error(errno, std::generic_category(), "epoll_ctl add");
@@ -113,9 +119,13 @@ void EpollBackend::poll(int timeout_ms) {
         const std::uint32_t ev = events_[i].events;
         if (!h->registered) continue;
         switch (h->kind) {
-            case IoHandle::listener: do_accept(*h); break;
+            case IoHandle::listener:
+                do_accept(*h);
+                break;
             case IoHandle::notify:
-            case IoHandle::await_write: h->sink->on_ready(); break;
+            case IoHandle::await_write:
+                h->sink->on_ready();
+                break;
             case IoHandle::stream:
                 if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
                     if (h->reading) {

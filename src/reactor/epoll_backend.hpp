@@ -13,7 +13,7 @@
 namespace vela {
 
 class EpollBackend final : public IoBackend {
-public:
+  public:
     EpollBackend();
     ~EpollBackend() override;
 
@@ -25,7 +25,7 @@ public:
     void set_accepting(IoHandle& h, bool on) override;
     void poll(int timeout_ms) override;
 
-private:
+  private:
     static void do_read(IoHandle& h);
     static void do_accept(IoHandle& h);
 

@@ -25,7 +25,7 @@ struct Loop::Posted {
 };
 
 class Loop::WakeSink final : public IoSink {
-public:
+  public:
     explicit WakeSink(Loop& l) : loop_(l) {}
     void on_ready() override {
         std::uint64_t v;
@@ -35,12 +35,12 @@ public:
         loop_.run_posted();
     }
 
-private:
+  private:
     Loop& loop_;
 };
 
 class Loop::SignalSink final : public IoSink {
-public:
+  public:
     SignalSink(int fd, std::function<void(int)> fn) : fd_(fd), fn_(std::move(fn)) {}
     void on_ready() override {
         signalfd_siginfo si;
@@ -48,7 +48,7 @@ public:
             fn_(static_cast<int>(si.ssi_signo));
     }
 
-private:
+  private:
     int fd_;
     std::function<void(int)> fn_;
 };
@@ -90,7 +90,8 @@ Loop* Loop::current() noexcept { return t_current; }
 void Loop::refresh_clock() noexcept {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    now_ms_ = static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
+    now_ms_ = static_cast<std::uint64_t>(ts.tv_sec) * 1000 +
+              static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
     date_.refresh();
 }
 

@@ -61,7 +61,7 @@ void Http1Connection::force_close() {
 }
 
 Buffer& Http1Connection::read_buffer() {
-    if (in_.capacity() == 0) in_ = loop_.buffers().acquire();
+    if (in_.capacity() == 0) loop_.buffers().acquire(in_);
     return in_;
 }
 
@@ -104,7 +104,7 @@ void Http1Connection::process() {
             if (parser_.head_complete()) {
                 if (phase_ != Phase::body) set_phase(Phase::body, opt.body_timeout);
                 if (parser_.expects_continue() && !continue_sent_) {
-                    if (out_.capacity() == 0) out_ = loop_.buffers().acquire();
+                    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
                     write_continue(out_);
                     continue_sent_ = true;
                 }
@@ -136,7 +136,8 @@ bool Http1Connection::dispatch() {
         resp = Response(Status::InternalServerError);
         ready = true;
     } catch (...) {
-        log::error("handler for {} {} threw a non-standard exception", req_->method_name(), req_->path());
+        log::error("handler for {} {} threw a non-standard exception", req_->method_name(),
+                   req_->path());
         resp = Response(Status::InternalServerError);
         ready = true;
     }
@@ -175,7 +176,7 @@ void Http1Connection::complete(Response&& r) {
 
 void Http1Connection::finish(const Response& r) {
     const bool keep = req_->keep_alive() && !r.wants_close() && !worker_.draining();
-    if (out_.capacity() == 0) out_ = loop_.buffers().acquire();
+    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
     write_response(out_, r,
                    WriteOptions{loop_.http_date(), keep, req_->version() == 10,
                                 req_->method() == Method::HEAD});
@@ -194,7 +195,7 @@ void Http1Connection::finish(const Response& r) {
 // follows unknowable, so nothing more is read from this connection).
 void Http1Connection::reject(Status s) {
     Response r = Response::text(std::string(reason_phrase(s)), s);
-    if (out_.capacity() == 0) out_ = loop_.buffers().acquire();
+    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
     write_response(out_, r, WriteOptions{loop_.http_date(), false, false, false});
     close_after_ = true;
     in_.clear();
@@ -213,14 +214,14 @@ bool Http1Connection::flush() {
         out_.consume(static_cast<std::size_t>(n));
     }
     if (out_.empty()) {
-        if (out_.capacity()) loop_.buffers().release(std::move(out_));
+        if (out_.capacity()) loop_.buffers().release(out_);
         if (close_after_ && !busy_) {
             begin_linger();
             return !closed_;
         }
     }
     if (!busy_ && in_.empty()) {
-        if (in_.capacity()) loop_.buffers().release(std::move(in_));
+        if (in_.capacity()) loop_.buffers().release(in_);
         if (req_) worker_.release_request(std::move(req_));
     }
     return true;
@@ -262,8 +263,8 @@ void Http1Connection::close() {
 }
 
 void Http1Connection::release_buffers() noexcept {
-    if (in_.capacity()) loop_.buffers().release(std::move(in_));
-    if (out_.capacity()) loop_.buffers().release(std::move(out_));
+    if (in_.capacity()) loop_.buffers().release(in_);
+    if (out_.capacity()) loop_.buffers().release(out_);
 }
 
 void Http1Connection::set_phase(Phase p, milliseconds timeout) {
@@ -294,7 +295,9 @@ void Http1Connection::on_timeout() {
     }
     switch (phase_) {
         case Phase::idle:
-        case Phase::linger: close(); break;
+        case Phase::linger:
+            close();
+            break;
         case Phase::header:
             if (!parser_.started() && in_.empty()) {
                 close();  // nothing was sent: no request to answer

@@ -28,7 +28,7 @@
 namespace vela::detail {
 
 class Http1Connection final : public IoSink, public ResponseSink {
-public:
+  public:
     Http1Connection(ServerWorker& worker, int fd);
     ~Http1Connection() override;
 
@@ -45,7 +45,7 @@ public:
     Http1Connection* prev = nullptr;
     Http1Connection* next = nullptr;
 
-private:
+  private:
     enum class Phase : std::uint8_t { idle, header, body, linger };
 
     // IoSink
@@ -79,13 +79,13 @@ private:
     std::uint64_t deadline_ms_ = 0;
     Response* inline_result_ = nullptr;  // where complete() stores a response delivered inline
     Phase phase_ = Phase::header;
-    bool busy_ = false;          // an asynchronous handler owns the request
-    bool dispatching_ = false;   // inside handler.handle()
+    bool busy_ = false;         // an asynchronous handler owns the request
+    bool dispatching_ = false;  // inside handler.handle()
     bool completed_inline_ = false;
-    bool close_after_ = false;   // close once output is flushed
-    bool paused_ = false;        // reading stopped for back-pressure
+    bool close_after_ = false;  // close once output is flushed
+    bool paused_ = false;       // reading stopped for back-pressure
     bool closed_ = false;
-    bool peer_gone_ = false;     // the peer closed while a handler was running
+    bool peer_gone_ = false;  // the peer closed while a handler was running
     bool continue_sent_ = false;
 };
 

@@ -10,7 +10,8 @@
 
 namespace vela {
 
-Server::Server(HttpHandler& handler, ServerOptions options) : handler_(handler), options_(std::move(options)) {}
+Server::Server(HttpHandler& handler, ServerOptions options)
+    : handler_(handler), options_(std::move(options)) {}
 
 Server::~Server() {
     if (started_) {
@@ -73,7 +74,8 @@ int Server::run(unsigned threads) {
     });
     for (std::size_t i = 1; i < workers_.size(); ++i)
         threads_.emplace_back([w = workers_[i].get()] { w->run(); });
-    for (const auto& ep : endpoints_) log::info("vela listening on {} ({} loops)", ep.to_string(), threads);
+    for (const auto& ep : endpoints_)
+        log::info("vela listening on {} ({} loops)", ep.to_string(), threads);
     workers_[0]->run();
     return wait();
 }

@@ -93,8 +93,10 @@ void ServerWorker::on_accept(int fd) {
 }
 
 void ServerWorker::connection_closed(Http1Connection* c) noexcept {
-    if (c->prev) c->prev->next = c->next;
-    else if (conns_ == c) conns_ = c->next;
+    if (c->prev)
+        c->prev->next = c->next;
+    else if (conns_ == c)
+        conns_ = c->next;
     if (c->next) c->next->prev = c->prev;
     c->prev = c->next = nullptr;
     --count_;

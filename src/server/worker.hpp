@@ -13,7 +13,7 @@ namespace vela::detail {
 class Http1Connection;
 
 class ServerWorker final : public IoSink {
-public:
+  public:
     ServerWorker(HttpHandler& handler, const ServerOptions& options);
     ~ServerWorker() override;
 
@@ -38,7 +38,7 @@ public:
     /// Called by a connection once it has closed its socket; frees it after this batch.
     void connection_closed(Http1Connection* c) noexcept;
 
-private:
+  private:
     void on_accept(int fd) override;
     void begin_drain();
     void maybe_finish_drain();

@@ -25,10 +25,9 @@ Task<Response> after_step(const Middleware& mw, const Endpoint& ep, std::size_t 
 
 // The synchronous path: plain calls, no frames. Before hooks in order (one may answer
 // early), the handler, then the after hooks of the middleware that ran, innermost first.
-Response run_sync(const Endpoint& ep, Request& req) {
+void run_sync(const Endpoint& ep, Request& req, Response& out) {
     const std::size_t n = ep.chain.size();
     std::size_t ran = 0;
-    Response out;
     bool answered = false;
     for (; ran < n; ++ran) {
         const Middleware& mw = *ep.chain[ran];
@@ -44,7 +43,6 @@ Response run_sync(const Endpoint& ep, Request& req) {
         const Middleware& mw = *ep.chain[j];
         if (mw.kind == Middleware::Kind::after) mw.after(req, out);
     }
-    return out;
 }
 
 }  // namespace
@@ -56,9 +54,12 @@ Task<Response> run_chain(const Endpoint& ep, std::size_t index, Request& req) {
         return ep.handler.is_async() ? ep.handler.async(req) : sync_as_task(ep.handler, req);
     const Middleware& mw = *ep.chain[index];
     switch (mw.kind) {
-        case Middleware::Kind::onion: return mw.onion(req, Next(ep, index + 1, req));
-        case Middleware::Kind::before: return before_step(mw, ep, index, req);
-        case Middleware::Kind::after: break;
+        case Middleware::Kind::onion:
+            return mw.onion(req, Next(ep, index + 1, req));
+        case Middleware::Kind::before:
+            return before_step(mw, ep, index, req);
+        case Middleware::Kind::after:
+            break;
     }
     return after_step(mw, ep, index, req);
 }
@@ -66,11 +67,13 @@ Task<Response> run_chain(const Endpoint& ep, std::size_t index, Request& req) {
 }  // namespace detail
 
 class App::Handler final : public HttpHandler {
-public:
+  public:
     explicit Handler(App& app) : app_(app) {}
-    bool handle(Request& req, Response& out, ResponseSink& sink) override { return app_.dispatch(req, out, sink); }
+    bool handle(Request& req, Response& out, ResponseSink& sink) override {
+        return app_.dispatch(req, out, sink);
+    }
 
-private:
+  private:
     App& app_;
 };
 
@@ -109,9 +112,13 @@ detail::GroupData* App::new_group(std::string prefix, detail::GroupData* parent)
     return &groups_.back();
 }
 
-Group App::group(std::string_view prefix) { return Group(this, new_group(std::string(prefix), root_)); }
+Group App::group(std::string_view prefix) {
+    return Group(this, new_group(std::string(prefix), root_));
+}
 
-Group Group::group(std::string_view prefix) { return Group(app_, app_->new_group(std::string(prefix), data_)); }
+Group Group::group(std::string_view prefix) {
+    return Group(app_, app_->new_group(std::string(prefix), data_));
+}
 
 void App::add_route(Method m, std::string_view pattern, HandlerFn h, detail::GroupData* g) {
     if (frozen_) throw std::logic_error("routes must be added before the app starts");
@@ -139,7 +146,8 @@ void App::freeze() {
 }
 
 Response App::answer_unrouted(const Request& req, const Router::Match& m) const {
-    if (req.method() == Method::other) return Response::text("Not Implemented", Status::NotImplemented);
+    if (req.method() == Method::other)
+        return Response::text("Not Implemented", Status::NotImplemented);
     if (req.method() == Method::OPTIONS) {
         std::uint16_t mask = req.path() == "*" ? router_.all_methods() : m.allowed;
         if (mask || req.path() == "*") {
@@ -165,16 +173,17 @@ bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
     const detail::Endpoint& ep = endpoints_[static_cast<std::size_t>(m.endpoint)];
     if (ep.all_sync) {
         try {
-            out = detail::run_sync(ep, req);
+            detail::run_sync(ep, req, out);
         } catch (...) {
             out = error_response(std::current_exception(), req, options_.debug_errors);
         }
         return true;
     }
     const bool debug = options_.debug_errors;
-    vela::start(detail::run_chain(ep, 0, req), [&sink, &req, debug](std::optional<Response> v, std::exception_ptr e) {
-        sink.complete(e ? error_response(e, req, debug) : std::move(*v));
-    });
+    vela::start(detail::run_chain(ep, 0, req),
+                [&sink, &req, debug](std::optional<Response> v, std::exception_ptr e) {
+                    sink.complete(e ? error_response(e, req, debug) : std::move(*v));
+                });
     return false;
 }
 

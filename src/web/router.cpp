@@ -28,11 +28,13 @@ bool digits(std::string_view s) noexcept {
 
 bool type_accepts(ParamType t, std::string_view s) noexcept {
     switch (t) {
-        case ParamType::any: return true;
+        case ParamType::any:
+            return true;
         case ParamType::int_:
             if (!s.empty() && s[0] == '-') s.remove_prefix(1);
             return digits(s);
-        case ParamType::uint_: return digits(s);
+        case ParamType::uint_:
+            return digits(s);
         case ParamType::float_: {
             double v;
             auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -47,7 +49,9 @@ bool type_accepts(ParamType t, std::string_view s) noexcept {
             for (std::size_t i = 0; i < 36; ++i) {
                 char c = s[i];
                 bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-                if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+                if (dash ? c != '-'
+                         : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+                             (c >= 'A' && c <= 'F')))
                     return false;
             }
             return true;
@@ -55,7 +59,9 @@ bool type_accepts(ParamType t, std::string_view s) noexcept {
     return false;
 }
 
-std::uint16_t bit(Method m) noexcept { return static_cast<std::uint16_t>(1u << static_cast<unsigned>(m)); }
+std::uint16_t bit(Method m) noexcept {
+    return static_cast<std::uint16_t>(1u << static_cast<unsigned>(m));
+}
 
 }  // namespace
 
@@ -80,12 +86,14 @@ Router::Router(Router&&) noexcept = default;
 Router& Router::operator=(Router&&) noexcept = default;
 
 void Router::add(Method method, std::string_view pattern, std::int32_t endpoint) {
-    if (pattern.empty() || pattern[0] != '/') throw std::invalid_argument("route pattern must start with '/': " + std::string(pattern));
+    if (pattern.empty() || pattern[0] != '/')
+        throw std::invalid_argument("route pattern must start with '/': " + std::string(pattern));
     if (method == Method::other) throw std::invalid_argument("cannot route Method::other");
     const auto mi = static_cast<std::size_t>(method);
     auto set = [&](Endpoints& e) {
         if (e.by_method[mi] != kNone)
-            throw std::invalid_argument("duplicate route: " + std::string(method_name(method)) + " " + std::string(pattern));
+            throw std::invalid_argument("duplicate route: " + std::string(method_name(method)) +
+                                        " " + std::string(pattern));
         e.by_method[mi] = endpoint;
         all_methods_ |= bit(method);
     };
@@ -101,10 +109,12 @@ void Router::add(Method method, std::string_view pattern, std::int32_t endpoint)
         std::string_view seg = rest.substr(0, slash);
         rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
         if (!seg.empty() && seg.front() == '{') {
-            if (seg.back() != '}' || seg.size() < 3) throw std::invalid_argument("malformed parameter in " + std::string(pattern));
+            if (seg.back() != '}' || seg.size() < 3)
+                throw std::invalid_argument("malformed parameter in " + std::string(pattern));
             std::string_view inner = seg.substr(1, seg.size() - 2);
             if (inner[0] == '*') {
-                if (!rest.empty()) throw std::invalid_argument("wildcard must be last: " + std::string(pattern));
+                if (!rest.empty())
+                    throw std::invalid_argument("wildcard must be last: " + std::string(pattern));
                 n->has_wildcard = true;
                 n->wildcard_name = std::string(inner.substr(1));
                 set(n->wildcard);
@@ -112,8 +122,10 @@ void Router::add(Method method, std::string_view pattern, std::int32_t endpoint)
             }
             std::size_t colon = inner.find(':');
             std::string name(inner.substr(0, colon));
-            ParamType type = param_type(colon == std::string_view::npos ? std::string_view{} : inner.substr(colon + 1));
-            if (name.empty()) throw std::invalid_argument("unnamed parameter in " + std::string(pattern));
+            ParamType type = param_type(colon == std::string_view::npos ? std::string_view{}
+                                                                        : inner.substr(colon + 1));
+            if (name.empty())
+                throw std::invalid_argument("unnamed parameter in " + std::string(pattern));
             Node* next = nullptr;
             for (auto& p : n->params)
                 if (p.type == type && p.name == name) next = p.node.get();
@@ -128,7 +140,8 @@ void Router::add(Method method, std::string_view pattern, std::int32_t endpoint)
             n = next;
         } else {
             if (seg.find_first_of("{}") != std::string_view::npos)
-                throw std::invalid_argument("braces inside a literal segment: " + std::string(pattern));
+                throw std::invalid_argument("braces inside a literal segment: " +
+                                            std::string(pattern));
             Node* next = nullptr;
             for (auto& [lit, child] : n->literals)
                 if (lit == seg) next = child.get();
@@ -144,17 +157,23 @@ void Router::add(Method method, std::string_view pattern, std::int32_t endpoint)
 }
 
 namespace {
-// The endpoint for `method` in `e`, with HEAD served by GET; accumulates the allowed mask.
-std::int32_t pick(const std::array<std::int32_t, kMethodCount>& e, Method method, std::uint16_t& allowed) {
-    for (std::size_t i = 0; i < kMethodCount; ++i)
-        if (e[i] != Router::kNone) allowed |= static_cast<std::uint16_t>(1u << i);
+// The endpoint for `method` in `e`, with HEAD served by GET. On a miss, adds the methods
+// that are there to `allowed` (for 405 and OPTIONS).
+std::int32_t pick(const std::array<std::int32_t, kMethodCount>& e, Method method,
+                  std::uint16_t& allowed) {
     std::int32_t id = e[static_cast<std::size_t>(method)];
-    if (id == Router::kNone && method == Method::HEAD) id = e[static_cast<std::size_t>(Method::GET)];
+    if (id == Router::kNone && method == Method::HEAD)
+        id = e[static_cast<std::size_t>(Method::GET)];
+    if (id == Router::kNone) {
+        for (std::size_t i = 0; i < kMethodCount; ++i)
+            if (e[i] != Router::kNone) allowed |= static_cast<std::uint16_t>(1u << i);
+    }
     return id;
 }
 }  // namespace
 
-bool Router::match_node(const Node& n, std::string_view rest, Method method, Request& req, Match& m) const {
+bool Router::match_node(const Node& n, std::string_view rest, Method method, Request& req,
+                        Match& m) const {
     if (rest.empty()) {
         if (n.terminal) {
             std::int32_t id = pick(n.here.by_method, method, m.allowed);
@@ -167,7 +186,8 @@ bool Router::match_node(const Node& n, std::string_view rest, Method method, Req
         std::string_view after = rest.substr(1);
         std::size_t slash = after.find('/');
         std::string_view seg = after.substr(0, slash);
-        std::string_view remaining = slash == std::string_view::npos ? std::string_view{} : after.substr(slash);
+        std::string_view remaining =
+            slash == std::string_view::npos ? std::string_view{} : after.substr(slash);
         for (const auto& [lit, child] : n.literals)
             if (lit == seg && match_node(*child, remaining, method, req, m)) return true;
         if (!seg.empty()) {

@@ -68,7 +68,7 @@ std::uint64_t read_frames(int fd) {
 }
 
 class ZeroAlloc : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         app.use([](vela::Request& r) { r.set_attribute("mw", "one"); });
         app.use([](vela::Request& r) -> std::optional<vela::Response> {
@@ -120,7 +120,8 @@ TEST_F(ZeroAlloc, PipelinedBatchAllocatesNothing) {
     std::string batch;
     for (int i = 0; i < 16; ++i) batch += "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
     auto run_batch = [&] {
-        ASSERT_EQ(::send(fd, batch.data(), batch.size(), MSG_NOSIGNAL), static_cast<ssize_t>(batch.size()));
+        ASSERT_EQ(::send(fd, batch.data(), batch.size(), MSG_NOSIGNAL),
+                  static_cast<ssize_t>(batch.size()));
         char buf[16384];
         std::size_t responses = 0, got = 0;
         while (responses < 16) {
@@ -128,7 +129,8 @@ TEST_F(ZeroAlloc, PipelinedBatchAllocatesNothing) {
             ASSERT_GT(n, 0);
             got += static_cast<std::size_t>(n);
             responses = 0;
-            for (const char* p = buf; (p = static_cast<const char*>(memmem(p, buf + got - p, "World!", 6))); p += 6)
+            for (const char* p = buf;
+                 (p = static_cast<const char*>(memmem(p, buf + got - p, "World!", 6))); p += 6)
                 ++responses;
         }
     };

@@ -69,10 +69,8 @@ struct Promise : PromiseBase {
     std::optional<T> value;
     Task<T> get_return_object() noexcept;
     template <class U>
-        requires std::is_constructible_v<T, U&&>
-    void return_value(U&& v) {
-        value.emplace(std::forward<U>(v));
-    }
+    requires std::is_constructible_v<T, U&&>
+    void return_value(U&& v) { value.emplace(std::forward<U>(v)); }
     T take() {
         if (exception) std::rethrow_exception(exception);
         return std::move(*value);
@@ -92,7 +90,7 @@ struct Promise<void> : PromiseBase {
 
 template <class T>
 class [[nodiscard]] Task {
-public:
+  public:
     using promise_type = detail::Promise<T>;
     using handle_type = std::coroutine_handle<promise_type>;
     using value_type = T;
@@ -134,7 +132,7 @@ public:
     /// Gives up ownership of the frame (used by spawn and the server's drivers).
     handle_type release() noexcept { return std::exchange(h_, {}); }
 
-private:
+  private:
     handle_type h_;
 };
 

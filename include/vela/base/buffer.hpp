@@ -14,7 +14,7 @@
 namespace vela {
 
 class Buffer {
-public:
+  public:
     Buffer() = default;
     /// Creates an empty buffer with `capacity` bytes allocated.
     explicit Buffer(std::size_t capacity);
@@ -62,8 +62,21 @@ public:
     void append(std::string_view s) { append(s.data(), s.size()); }
     /// Releases the allocation.
     void reset() noexcept;
+    /// Takes over an allocation of `capacity` bytes (empty contents); the buffer must hold none.
+    void adopt(char* p, std::size_t capacity) noexcept {
+        data_ = p;
+        cap_ = capacity;
+        begin_ = end_ = 0;
+    }
+    /// Gives up the allocation without freeing it.
+    char* disown() noexcept {
+        char* p = data_;
+        data_ = nullptr;
+        cap_ = begin_ = end_ = 0;
+        return p;
+    }
 
-private:
+  private:
     char* data_ = nullptr;
     std::size_t cap_ = 0;
     std::size_t begin_ = 0;
@@ -72,21 +85,43 @@ private:
 
 /// Per-loop free list of equally sized buffers: borrowing one is a pop, returning a push.
 class BufferPool {
-public:
+  public:
     /// `buffer_size` is the capacity of a fresh buffer; at most `max_free` are kept.
     explicit BufferPool(std::size_t buffer_size = 16 * 1024, std::size_t max_free = 1024)
-        : buffer_size_(buffer_size), max_free_(max_free) {}
-    /// Hands out an empty buffer of at least buffer_size() bytes.
-    Buffer acquire();
-    /// Takes a buffer back; oversized ones (grown by large bodies) are freed instead.
-    void release(Buffer&& b) noexcept;
+        : buffer_size_(buffer_size), max_free_(max_free) {
+        free_.reserve(64);
+    }
+    ~BufferPool();
+    BufferPool(const BufferPool&) = delete;
+    BufferPool& operator=(const BufferPool&) = delete;
+
+    /// Gives `b` (which must hold no allocation) an empty buffer of buffer_size() bytes.
+    void acquire(Buffer& b) {
+        if (!free_.empty()) {
+            b.adopt(free_.back(), buffer_size_);
+            free_.pop_back();
+        } else {
+            b = Buffer(buffer_size_);
+        }
+    }
+    /// Takes `b`'s allocation back, leaving `b` empty; oversized ones (grown by large
+    /// bodies) and those beyond max_free are freed instead.
+    void release(Buffer& b) noexcept {
+        if (b.capacity() == buffer_size_ && free_.size() < free_.capacity()) {
+            free_.push_back(b.disown());
+        } else {
+            release_slow(b);
+        }
+    }
     std::size_t buffer_size() const noexcept { return buffer_size_; }
     std::size_t free_count() const noexcept { return free_.size(); }
 
-private:
+  private:
+    void release_slow(Buffer& b) noexcept;
+
     std::size_t buffer_size_;
     std::size_t max_free_;
-    std::vector<Buffer> free_;
+    std::vector<char*> free_;
 };
 
 }  // namespace vela

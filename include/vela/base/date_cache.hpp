@@ -9,7 +9,7 @@
 namespace vela {
 
 class DateCache {
-public:
+  public:
     DateCache() { refresh(); }
     /// Re-reads the clock; reformats only when the second changed.
     void refresh() noexcept;
@@ -18,7 +18,7 @@ public:
     /// "Sun, 06 Nov 1994 08:49:37 GMT" (29 bytes).
     std::string_view get() const noexcept { return {buf_, 29}; }
 
-private:
+  private:
     std::time_t last_ = -1;
     char buf_[32] = {};
 };

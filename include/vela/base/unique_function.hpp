@@ -10,13 +10,13 @@
 namespace vela {
 
 class UniqueFunction {
-public:
+  public:
     static constexpr std::size_t kInline = 48;
 
     UniqueFunction() noexcept = default;
     template <class F>
-        requires(!std::is_same_v<std::decay_t<F>, UniqueFunction> && std::is_invocable_v<F&>)
-    UniqueFunction(F&& f) {  // NOLINT: implicit like std::function
+    requires(!std::is_same_v<std::decay_t<F>, UniqueFunction> && std::is_invocable_v<F&>)
+        UniqueFunction(F&& f) {  // NOLINT: implicit like std::function
         using T = std::decay_t<F>;
         if constexpr (sizeof(T) <= kInline && alignof(T) <= alignof(std::max_align_t) &&
                       std::is_nothrow_move_constructible_v<T>) {
@@ -51,20 +51,19 @@ public:
         ops_ = nullptr;
     }
 
-private:
+  private:
     struct Ops {
         void (*call)(void*);
         void (*move)(void* dst, void* src) noexcept;
         void (*destroy)(void*) noexcept;
     };
     template <class T>
-    static constexpr Ops inline_ops = {
-        [](void* s) { (*static_cast<T*>(s))(); },
-        [](void* d, void* s) noexcept {
-            new (d) T(std::move(*static_cast<T*>(s)));
-            static_cast<T*>(s)->~T();
-        },
-        [](void* s) noexcept { static_cast<T*>(s)->~T(); }};
+    static constexpr Ops inline_ops = {[](void* s) { (*static_cast<T*>(s))(); },
+                                       [](void* d, void* s) noexcept {
+                                           new (d) T(std::move(*static_cast<T*>(s)));
+                                           static_cast<T*>(s)->~T();
+                                       },
+                                       [](void* s) noexcept { static_cast<T*>(s)->~T(); }};
     template <class T>
     static constexpr Ops heap_ops = {
         [](void* s) { (**static_cast<T**>(s))(); },

@@ -20,16 +20,16 @@ constexpr std::array<std::uint8_t, 256> make_classes() {
         if (c == ' ' || c == '\t' || (c >= 0x21 && c <= 0x7e) || c >= 0x80) t[c] |= 2;
         // bit 2: request-target characters (RFC 3986 pchar, '/', '?', and '[' ']' for IPv6)
         bool target = alnum;
-        for (char x : {'-', '.', '_', '~', '!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=', ':',
-                       '@', '/', '?', '%', '[', ']'})
+        for (char x : {'-', '.', '_', '~', '!', '$', '&', '\'', '(', ')', '*',
+                       '+', ',', ';', '=', ':', '@', '/', '?',  '%', '[', ']'})
             if (c == x) target = true;
         if (target) t[c] |= 4;
         // bit 3: hex digit
         if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) t[c] |= 8;
         // bit 4: uri-host / port characters for Host (reg-name, IP-literal, ':')
         bool host = alnum;
-        for (char x : {'-', '.', '_', '~', '!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=', ':',
-                       '%', '[', ']'})
+        for (char x : {'-', '.', '_', '~', '!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=',
+                       ':', '%', '[', ']'})
             if (c == x) host = true;
         if (host) t[c] |= 16;
     }

@@ -15,7 +15,7 @@
 namespace vela {
 
 class ChunkedDecoder {
-public:
+  public:
     enum class Result : std::uint8_t { need_more, done, error };
 
     /// Starts a new body.
@@ -30,7 +30,7 @@ public:
     /// The status to answer after error (400, 413 or 431).
     Status error() const noexcept { return error_; }
 
-private:
+  private:
     Result fail(Status s) noexcept {
         error_ = s;
         return Result::error;

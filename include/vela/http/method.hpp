@@ -7,7 +7,18 @@
 namespace vela {
 
 /// Request methods vela routes; anything else parses as Method::other (answered 501).
-enum class Method : std::uint8_t { GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH, other };
+enum class Method : std::uint8_t {
+    GET,
+    HEAD,
+    POST,
+    PUT,
+    DELETE,
+    CONNECT,
+    OPTIONS,
+    TRACE,
+    PATCH,
+    other
+};
 
 inline constexpr std::size_t kMethodCount = 10;
 

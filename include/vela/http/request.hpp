@@ -25,7 +25,7 @@ struct Header {
 };
 
 class Request {
-public:
+  public:
     /// Maximum number of path parameters one route can bind.
     static constexpr std::size_t kMaxParams = 16;
 
@@ -75,7 +75,8 @@ public:
         method_ = m;
         method_name_ = name;
     }
-    void set_target(std::string_view target, std::string_view path, std::string_view query) noexcept {
+    void set_target(std::string_view target, std::string_view path,
+                    std::string_view query) noexcept {
         target_ = target;
         path_ = path;
         query_ = query;
@@ -94,7 +95,7 @@ public:
     void truncate_params(std::size_t n) noexcept { param_count_ = static_cast<std::uint8_t>(n); }
     std::size_t param_count() const noexcept { return param_count_; }
 
-private:
+  private:
     struct Param {
         std::string_view name;
         std::string_view value;

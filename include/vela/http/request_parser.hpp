@@ -35,7 +35,7 @@ namespace vela {
 enum class ParseResult : std::uint8_t { incomplete, complete, error };
 
 class RequestParser {
-public:
+  public:
     /// `limits` must outlive the parser.
     explicit RequestParser(const ParserLimits* limits) noexcept : limits_(limits) {}
 
@@ -52,7 +52,9 @@ public:
     /// Human-readable reason for the error (static text).
     std::string_view error_detail() const noexcept { return detail_; }
     /// True once the head is parsed and the body is still arriving.
-    bool head_complete() const noexcept { return phase_ == Phase::body_length || phase_ == Phase::body_chunked; }
+    bool head_complete() const noexcept {
+        return phase_ == Phase::body_length || phase_ == Phase::body_chunked;
+    }
     /// True when the head asked for "Expect: 100-continue" (only meaningful after the head).
     bool expects_continue() const noexcept { return expect_continue_; }
     /// True once any byte of the current request has been seen (for timeouts).
@@ -60,7 +62,7 @@ public:
     /// Prepares for the next request.
     void reset() noexcept;
 
-private:
+  private:
     enum class Phase : std::uint8_t { head, body_length, body_chunked, done, error };
 
     ParseResult fail(Status s, std::string_view detail) noexcept {

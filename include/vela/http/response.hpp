@@ -23,7 +23,7 @@ inline constexpr std::string_view octet_stream = "application/octet-stream";
 }  // namespace mime
 
 class Response {
-public:
+  public:
     static constexpr std::size_t kInlineHeaderBytes = 224;
 
     /// An empty 200 response.
@@ -97,7 +97,7 @@ public:
     /// True when close_connection() was called.
     bool wants_close() const noexcept { return close_; }
 
-private:
+  private:
     void append_header_bytes(std::string_view a, std::string_view b, std::string_view c);
     void copy_from(const Response& o);
 

@@ -15,7 +15,7 @@
 namespace vela::net {
 
 class ReadinessAwaiter : private IoSink {
-public:
+  public:
     ReadinessAwaiter(int fd, bool write) noexcept {
         handle_.fd = fd;
         handle_.kind = write ? IoHandle::await_write : IoHandle::notify;
@@ -30,7 +30,7 @@ public:
     }
     void await_resume() const noexcept {}
 
-private:
+  private:
     void on_ready() override {
         loop_->io().remove(handle_);
         waiter_.resume();

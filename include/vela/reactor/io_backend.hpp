@@ -24,7 +24,7 @@ namespace vela {
 
 /// Receives the completions of operations started on an IoHandle.
 class IoSink {
-public:
+  public:
     virtual ~IoSink() = default;
     /// read_into: a buffer to read into now (borrowed by the sink, e.g. from the loop pool).
     virtual Buffer& read_buffer() { return dummy_; }
@@ -41,7 +41,7 @@ public:
     /// A plain readiness wake-up (eventfd, signalfd).
     virtual void on_ready() {}
 
-private:
+  private:
     Buffer dummy_;
 };
 
@@ -52,14 +52,14 @@ struct IoHandle {
     // stream: read_into/write_from; listener: accept; notify: on_ready when readable;
     // await_write: on_ready when writable.
     enum Kind : std::uint8_t { stream, listener, notify, await_write } kind = stream;
-    bool reading = false;      // read_into armed
+    bool reading = false;       // read_into armed
     bool write_wanted = false;  // write_from has bytes pending
     bool registered = false;
     bool accepting = false;
 };
 
 class IoBackend {
-public:
+  public:
     virtual ~IoBackend() = default;
     /// Starts watching `h` (stream: reads and writes; listener: accepts; notify: on_ready).
     virtual void add(IoHandle& h) = 0;

@@ -39,7 +39,7 @@ struct LoopOptions {
 };
 
 class Loop {
-public:
+  public:
     using Clock = std::chrono::steady_clock;
 
     /// Creates a loop (epoll backend); it runs on whichever thread calls run().
@@ -87,7 +87,7 @@ public:
     /// Milliseconds on the monotonic clock, read once per iteration.
     std::uint64_t now_ms() const noexcept { return now_ms_; }
 
-private:
+  private:
     struct Posted;
     struct Timer {
         Clock::time_point when;
@@ -173,11 +173,12 @@ struct OnAwaiter {
                     resume_home();
                 });
             } else {
-                start(std::move(task), [this, resume_home](std::optional<T> v, std::exception_ptr e) {
-                    value = std::move(v);
-                    error = e;
-                    resume_home();
-                });
+                start(std::move(task),
+                      [this, resume_home](std::optional<T> v, std::exception_ptr e) {
+                          value = std::move(v);
+                          error = e;
+                          resume_home();
+                      });
             }
         });
     }

@@ -14,7 +14,7 @@
 namespace vela {
 
 class TimerWheel {
-public:
+  public:
     /// Intrusive list node; embed it, set `fire`, and schedule it.
     struct Entry {
         Entry* prev = nullptr;
@@ -43,7 +43,7 @@ public:
     std::size_t size() const noexcept { return count_; }
     std::uint64_t tick_ms() const noexcept { return tick_ms_; }
 
-private:
+  private:
     std::uint64_t tick_ms_;
     std::size_t mask_;
     std::uint64_t current_ = 0;  // last processed tick

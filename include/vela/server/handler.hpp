@@ -10,14 +10,14 @@ namespace vela {
 
 /// Where an asynchronous handler delivers its response.
 class ResponseSink {
-public:
+  public:
     virtual ~ResponseSink() = default;
     /// Delivers the response for the request being handled; call exactly once.
     virtual void complete(Response&& r) = 0;
 };
 
 class HttpHandler {
-public:
+  public:
     virtual ~HttpHandler() = default;
     /// Handles `req`. Returns true when `out` holds the response now. Returns false when the
     /// response will be delivered through `sink.complete()` (possibly before this returns);

@@ -57,7 +57,7 @@ struct ServerOptions {
 };
 
 class Server {
-public:
+  public:
     /// `handler` must outlive the server.
     explicit Server(HttpHandler& handler, ServerOptions options = {});
     ~Server();
@@ -83,7 +83,7 @@ public:
     /// The options in use.
     const ServerOptions& options() const noexcept { return options_; }
 
-private:
+  private:
     void open_listeners(unsigned threads);
 
     HttpHandler& handler_;

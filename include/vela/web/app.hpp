@@ -60,7 +60,8 @@ Middleware make_middleware(F&& f) {
         m.kind = Middleware::Kind::after;
         m.after = std::forward<F>(f);
     } else {
-        static_assert(std::is_invocable_v<F&, Request&>, "middleware must take (Request&, Next), (Request&) or (Request&, Response&)");
+        static_assert(std::is_invocable_v<F&, Request&>,
+                      "middleware must take (Request&, Next), (Request&) or (Request&, Response&)");
         m.kind = Middleware::Kind::before;
         if constexpr (std::is_void_v<std::invoke_result_t<F&, Request&>>) {
             m.before = [fn = std::forward<F>(f)](Request& r) mutable -> std::optional<Response> {
@@ -79,7 +80,7 @@ Middleware make_middleware(F&& f) {
 /// A set of routes under a common prefix with its own middleware. A cheap handle: copies
 /// refer to the same group.
 class Group {
-public:
+  public:
     /// Adds middleware (onion, before or after; see middleware.hpp) to this group.
     template <class F>
     Group& use(F&& f) {
@@ -91,15 +92,36 @@ public:
     /// Registers a handler for `method` at prefix + `pattern`.
     template <class F>
     Group& route(Method method, std::string_view pattern, F&& f);
-    template <class F> Group& get(std::string_view p, F&& f) { return route(Method::GET, p, std::forward<F>(f)); }
-    template <class F> Group& post(std::string_view p, F&& f) { return route(Method::POST, p, std::forward<F>(f)); }
-    template <class F> Group& put(std::string_view p, F&& f) { return route(Method::PUT, p, std::forward<F>(f)); }
-    template <class F> Group& patch(std::string_view p, F&& f) { return route(Method::PATCH, p, std::forward<F>(f)); }
-    template <class F> Group& del(std::string_view p, F&& f) { return route(Method::DELETE, p, std::forward<F>(f)); }
-    template <class F> Group& options(std::string_view p, F&& f) { return route(Method::OPTIONS, p, std::forward<F>(f)); }
-    template <class F> Group& head(std::string_view p, F&& f) { return route(Method::HEAD, p, std::forward<F>(f)); }
+    template <class F>
+    Group& get(std::string_view p, F&& f) {
+        return route(Method::GET, p, std::forward<F>(f));
+    }
+    template <class F>
+    Group& post(std::string_view p, F&& f) {
+        return route(Method::POST, p, std::forward<F>(f));
+    }
+    template <class F>
+    Group& put(std::string_view p, F&& f) {
+        return route(Method::PUT, p, std::forward<F>(f));
+    }
+    template <class F>
+    Group& patch(std::string_view p, F&& f) {
+        return route(Method::PATCH, p, std::forward<F>(f));
+    }
+    template <class F>
+    Group& del(std::string_view p, F&& f) {
+        return route(Method::DELETE, p, std::forward<F>(f));
+    }
+    template <class F>
+    Group& options(std::string_view p, F&& f) {
+        return route(Method::OPTIONS, p, std::forward<F>(f));
+    }
+    template <class F>
+    Group& head(std::string_view p, F&& f) {
+        return route(Method::HEAD, p, std::forward<F>(f));
+    }
 
-private:
+  private:
     friend class App;
     Group(App* app, detail::GroupData* data) noexcept : app_(app), data_(data) {}
     App* app_;
@@ -107,7 +129,7 @@ private:
 };
 
 class App {
-public:
+  public:
     App();
     ~App();
     App(const App&) = delete;
@@ -128,13 +150,34 @@ public:
         add_route(method, pattern, make_handler(std::forward<F>(f)), root_);
         return *this;
     }
-    template <class F> App& get(std::string_view p, F&& f) { return route(Method::GET, p, std::forward<F>(f)); }
-    template <class F> App& post(std::string_view p, F&& f) { return route(Method::POST, p, std::forward<F>(f)); }
-    template <class F> App& put(std::string_view p, F&& f) { return route(Method::PUT, p, std::forward<F>(f)); }
-    template <class F> App& patch(std::string_view p, F&& f) { return route(Method::PATCH, p, std::forward<F>(f)); }
-    template <class F> App& del(std::string_view p, F&& f) { return route(Method::DELETE, p, std::forward<F>(f)); }
-    template <class F> App& options(std::string_view p, F&& f) { return route(Method::OPTIONS, p, std::forward<F>(f)); }
-    template <class F> App& head(std::string_view p, F&& f) { return route(Method::HEAD, p, std::forward<F>(f)); }
+    template <class F>
+    App& get(std::string_view p, F&& f) {
+        return route(Method::GET, p, std::forward<F>(f));
+    }
+    template <class F>
+    App& post(std::string_view p, F&& f) {
+        return route(Method::POST, p, std::forward<F>(f));
+    }
+    template <class F>
+    App& put(std::string_view p, F&& f) {
+        return route(Method::PUT, p, std::forward<F>(f));
+    }
+    template <class F>
+    App& patch(std::string_view p, F&& f) {
+        return route(Method::PATCH, p, std::forward<F>(f));
+    }
+    template <class F>
+    App& del(std::string_view p, F&& f) {
+        return route(Method::DELETE, p, std::forward<F>(f));
+    }
+    template <class F>
+    App& options(std::string_view p, F&& f) {
+        return route(Method::OPTIONS, p, std::forward<F>(f));
+    }
+    template <class F>
+    App& head(std::string_view p, F&& f) {
+        return route(Method::HEAD, p, std::forward<F>(f));
+    }
 
     /// Server settings (limits, timeouts, connection cap); change before run()/start().
     ServerOptions& options() noexcept { return options_; }
@@ -154,7 +197,7 @@ public:
     /// The bound TCP port (after start/run), useful with port 0.
     std::uint16_t port() const noexcept;
 
-private:
+  private:
     friend class Group;
     class Handler;
     void add_route(Method m, std::string_view pattern, HandlerFn h, detail::GroupData* g);

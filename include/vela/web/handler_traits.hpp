@@ -78,19 +78,25 @@ HandlerFn make_handler(F&& f) {
     using Fn = std::decay_t<F>;
     HandlerFn h;
     if constexpr (detail::AsyncHandler<Fn>) {
-        using Value = typename detail::is_task<std::remove_cvref_t<detail::handler_result_t<Fn>>>::result;
+        using Value =
+            typename detail::is_task<std::remove_cvref_t<detail::handler_result_t<Fn>>>::result;
         if constexpr (std::is_same_v<Value, Response>) {
-            h.async = [fn = Fn(std::forward<F>(f))](Request& r) mutable { return detail::call_handler(fn, r); };
+            h.async = [fn = Fn(std::forward<F>(f))](Request& r) mutable {
+                return detail::call_handler(fn, r);
+            };
         } else {
             h.async = [fn = Fn(std::forward<F>(f))](Request& r) mutable {
                 return detail::adapt_task(detail::call_handler(fn, r));
             };
         }
     } else {
-        static_assert(detail::SyncHandler<Fn>,
-                      "a handler takes (Request&) or () and returns Response, a string, a Status or "
-                      "Task<one of those>");
-        h.sync = [fn = Fn(std::forward<F>(f))](Request& r) mutable { return to_response(detail::call_handler(fn, r)); };
+        static_assert(
+            detail::SyncHandler<Fn>,
+            "a handler takes (Request&) or () and returns Response, a string, a Status or "
+            "Task<one of those>");
+        h.sync = [fn = Fn(std::forward<F>(f))](Request& r) mutable {
+            return to_response(detail::call_handler(fn, r));
+        };
     }
     return h;
 }

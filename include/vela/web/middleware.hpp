@@ -40,13 +40,13 @@ Task<Response> run_chain(const Endpoint& ep, std::size_t index, Request& req);
 
 /// The rest of the middleware chain, ending in the handler.
 class Next {
-public:
+  public:
     Next(const detail::Endpoint& ep, std::size_t index, Request& req) noexcept
         : ep_(&ep), index_(index), req_(&req) {}
     /// Runs the rest of the chain and returns its response.
     Task<Response> operator()() const { return detail::run_chain(*ep_, index_, *req_); }
 
-private:
+  private:
     const detail::Endpoint* ep_;
     std::size_t index_;
     Request* req_;

@@ -26,11 +26,15 @@
 namespace vela {
 
 class Router {
-public:
+  public:
     static constexpr std::int32_t kNone = -1;
 
     struct Match {
-        enum class Kind : std::uint8_t { found, not_found, method_not_allowed } kind = Kind::not_found;
+        enum class Kind : std::uint8_t {
+            found,
+            not_found,
+            method_not_allowed
+        } kind = Kind::not_found;
         /// The endpoint number registered with add() (kind == found).
         std::int32_t endpoint = kNone;
         /// Bit i set when Method(i) has an endpoint at the matched path.
@@ -54,13 +58,16 @@ public:
     /// Value of an Allow header for a method mask (adds HEAD with GET, and OPTIONS).
     static std::string allow_header(std::uint16_t mask);
 
-private:
+  private:
     struct Node;
-    bool match_node(const Node& n, std::string_view rest, Method method, Request& req, Match& m) const;
+    bool match_node(const Node& n, std::string_view rest, Method method, Request& req,
+                    Match& m) const;
 
     struct TransparentHash {
         using is_transparent = void;
-        std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+        std::size_t operator()(std::string_view s) const noexcept {
+            return std::hash<std::string_view>{}(s);
+        }
     };
     struct Endpoints {
         std::array<std::int32_t, kMethodCount> by_method;
