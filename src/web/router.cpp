@@ -1,5 +1,6 @@
 #include "vela/web/router.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -71,7 +72,7 @@ struct Router::Node {
         ParamType type;
         std::unique_ptr<Node> node;
     };
-    std::vector<std::pair<std::string, std::unique_ptr<Node>>> literals;
+    std::vector<std::pair<std::string, std::unique_ptr<Node>>> literals;  // sorted by segment
     std::vector<Param> params;  // typed first, then untyped
     std::string wildcard_name;
     bool has_wildcard = false;
@@ -142,14 +143,13 @@ void Router::add(Method method, std::string_view pattern, std::int32_t endpoint)
             if (seg.find_first_of("{}") != std::string_view::npos)
                 throw std::invalid_argument("braces inside a literal segment: " +
                                             std::string(pattern));
-            Node* next = nullptr;
-            for (auto& [lit, child] : n->literals)
-                if (lit == seg) next = child.get();
-            if (!next) {
-                n->literals.emplace_back(std::string(seg), std::make_unique<Node>());
-                next = n->literals.back().second.get();
-            }
-            n = next;
+            // Literal children stay sorted so matching can binary-search them.
+            auto it =
+                std::lower_bound(n->literals.begin(), n->literals.end(), seg,
+                                 [](const auto& e, std::string_view k) { return e.first < k; });
+            if (it == n->literals.end() || it->first != seg)
+                it = n->literals.emplace(it, std::string(seg), std::make_unique<Node>());
+            n = it->second.get();
         }
     }
     n->terminal = true;
@@ -188,8 +188,11 @@ bool Router::match_node(const Node& n, std::string_view rest, Method method, Req
         std::string_view seg = after.substr(0, slash);
         std::string_view remaining =
             slash == std::string_view::npos ? std::string_view{} : after.substr(slash);
-        for (const auto& [lit, child] : n.literals)
-            if (lit == seg && match_node(*child, remaining, method, req, m)) return true;
+        auto it = std::lower_bound(n.literals.begin(), n.literals.end(), seg,
+                                   [](const auto& e, std::string_view k) { return e.first < k; });
+        if (it != n.literals.end() && it->first == seg &&
+            match_node(*it->second, remaining, method, req, m))
+            return true;
         if (!seg.empty()) {
             const std::size_t mark = req.param_count();
             for (const auto& p : n.params) {
