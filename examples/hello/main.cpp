@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
     unsigned port = 8080, threads = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--port")) port = static_cast<unsigned>(std::atoi(argv[i + 1]));
-        if (!std::strcmp(argv[i], "--threads")) threads = static_cast<unsigned>(std::atoi(argv[i + 1]));
+        if (!std::strcmp(argv[i], "--threads"))
+            threads = static_cast<unsigned>(std::atoi(argv[i + 1]));
     }
 
     vela::App app;
