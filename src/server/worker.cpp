@@ -69,7 +69,10 @@ void ServerWorker::on_accept(int fd) {
                 if (c >= 0) ::close(c);
             }
             reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-            log::warn("accept: out of file descriptors; shedding connections");
+            if (loop_.now_ms() >= next_emfile_log_ms_) {  // at most one line per second
+                next_emfile_log_ms_ = loop_.now_ms() + 1000;
+                log::warn("accept: out of file descriptors; shedding connections");
+            }
         } else if (fd != -EAGAIN) {
             log::warn("accept failed: {}", std::strerror(-fd));
         }

@@ -53,6 +53,7 @@ class ServerWorker final : public IoSink {
     bool accept_paused_ = false;
     bool draining_ = false;
     int reserve_fd_ = -1;  // spare fd given up to shed a connection on EMFILE
+    std::uint64_t next_emfile_log_ms_ = 0;
     std::vector<std::unique_ptr<Request>> request_pool_;
 };
 
