@@ -105,10 +105,13 @@ ParseResult RequestParser::parse(char* data, std::size_t n, Request& req) {
         case Phase::body_chunked:
             if (data != last_data_) {
                 // The buffer moved: the head's views point at the old bytes. Re-read it.
+                // The decoder's progress (bytes already decoded in place) must survive.
                 last_data_ = data;
-                Phase keep = phase_;
+                const Phase keep = phase_;
+                const ChunkedDecoder decoder = chunked_;
                 if (parse_head(data, req) == ParseResult::error) return ParseResult::error;
                 phase_ = keep;
+                chunked_ = decoder;
             }
             break;
         case Phase::done:

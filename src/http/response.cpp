@@ -114,9 +114,11 @@ void Response::append_header_bytes(std::string_view a, std::string_view b, std::
     std::size_t n = a.size() + b.size() + c.size();
     if (spilled_.empty() && inline_size_ + n <= kInlineHeaderBytes) {
         char* p = inline_ + inline_size_;
-        std::memcpy(p, a.data(), a.size());
-        std::memcpy(p + a.size(), b.data(), b.size());
-        std::memcpy(p + a.size() + b.size(), c.data(), c.size());
+        for (std::string_view part : {a, b, c}) {
+            if (part.empty()) continue;  // an empty view may have a null data()
+            std::memcpy(p, part.data(), part.size());
+            p += part.size();
+        }
         inline_size_ = static_cast<std::uint16_t>(inline_size_ + n);
         return;
     }

@@ -11,6 +11,7 @@ namespace {
 struct Cursor {
     char* p;
     void put(std::string_view s) noexcept {
+        if (s.empty()) return;  // an empty view may have a null data()
         std::memcpy(p, s.data(), s.size());
         p += s.size();
     }

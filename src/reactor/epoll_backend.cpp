@@ -53,6 +53,9 @@ void EpollBackend::read_into(IoHandle& h) {
     do_read(h);
 }
 
+// Edge-triggered epoll reports the peer's FIN once, possibly together with the last bytes
+// (or while reads were paused): once it has been seen, a short read no longer means drained,
+// so reading goes on until read() returns 0.
 void EpollBackend::do_read(IoHandle& h) {
     while (h.reading && h.registered) {
         Buffer& b = h.sink->read_buffer();
@@ -67,7 +70,8 @@ void EpollBackend::do_read(IoHandle& h) {
             b.commit(static_cast<std::size_t>(n));
         }
         if (!h.sink->on_read(n)) return;
-        if (n <= 0 || static_cast<std::size_t>(n) < room) return;  // short read: drained
+        if (n <= 0 || (static_cast<std::size_t>(n) < room && !h.peer_closed))
+            return;  // short read: drained
     }
 }
 
@@ -128,6 +132,7 @@ void EpollBackend::poll(int timeout_ms) {
                 break;
             case IoHandle::stream:
                 if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+                    if (ev & (EPOLLRDHUP | EPOLLHUP)) h->peer_closed = true;
                     if (h->reading) {
                         do_read(*h);
                     } else if (ev & (EPOLLHUP | EPOLLERR)) {

@@ -136,7 +136,10 @@ void Loop::cancel(std::uint64_t id) noexcept { timer_fns_.erase(id); }
 void Loop::run_timers() {
     if (timers_.empty()) return;
     auto now = Clock::now();
-    while (!timers_.empty() && timers_.front().when <= now) {
+    // Stop at once when a timer stopped the loop: later ones may resume coroutines that the
+    // stopping timer abandoned.
+    while (!timers_.empty() && timers_.front().when <= now &&
+           !stop_.load(std::memory_order_relaxed)) {
         std::pop_heap(timers_.begin(), timers_.end(), std::greater<>{});
         std::uint64_t id = timers_.back().id;
         timers_.pop_back();

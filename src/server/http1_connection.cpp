@@ -49,8 +49,15 @@ void Http1Connection::drain() {
 
 void Http1Connection::force_close() {
     if (closed_) return;
-    if (busy_) {
-        // A handler still owns the request; it will find the connection closed.
+    if (busy_ && pending_) {
+        // The shutdown deadline passed with a handler suspended: abandon it. Destroying its
+        // driving coroutine destroys every frame it awaits; complete() will not be called.
+        std::coroutine_handle<> work = std::exchange(pending_, {});
+        busy_ = false;
+        work.destroy();
+    } else if (busy_) {
+        // A handler that gave no way to abandon it: close the socket and keep this object
+        // for its complete(), which frees it.
         closed_ = true;
         loop_.wheel().cancel(timer_);
         loop_.io().remove(io_);
@@ -94,9 +101,16 @@ void Http1Connection::process() {
     const ServerOptions& opt = worker_.options();
     while (!busy_ && !close_after_ && !closed_ && !in_.empty()) {
         if (out_.size() >= opt.output_high_water) {
-            paused_ = true;  // the client is not reading its responses: stop reading
-            loop_.io().stop_reading(io_);
-            break;
+            if (!flush()) return;
+            if (out_.size() >= opt.output_high_water) {
+                // The client is not reading its responses: stop reading until it does
+                // (the partial write above guarantees a writable event). Requests it sent
+                // in time are not its fault: only the idle timeout runs meanwhile.
+                paused_ = true;
+                loop_.io().stop_reading(io_);
+                set_phase(Phase::idle, opt.idle_timeout);
+                break;
+            }
         }
         if (!req_) req_ = worker_.acquire_request();
         ParseResult r = parser_.parse(in_.data(), in_.size(), *req_);
@@ -153,6 +167,10 @@ bool Http1Connection::dispatch() {
     return true;
 }
 
+void Http1Connection::pending(std::coroutine_handle<> work) {
+    if (!completed_inline_) pending_ = work;
+}
+
 void Http1Connection::complete(Response&& r) {
     if (dispatching_) {
         *inline_result_ = std::move(r);
@@ -160,6 +178,7 @@ void Http1Connection::complete(Response&& r) {
         return;
     }
     busy_ = false;
+    pending_ = {};
     if (closed_) {  // force-closed during shutdown while the handler ran
         worker_.connection_closed(this);
         return;

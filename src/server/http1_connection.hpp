@@ -54,6 +54,7 @@ class Http1Connection final : public IoSink, public ResponseSink {
     void on_write_ready() override;
     // ResponseSink
     void complete(Response&& r) override;
+    void pending(std::coroutine_handle<> work) override;
 
     void process();
     bool dispatch();
@@ -77,6 +78,7 @@ class Http1Connection final : public IoSink, public ResponseSink {
     Buffer out_;
     std::unique_ptr<Request> req_;
     std::uint64_t deadline_ms_ = 0;
+    std::coroutine_handle<> pending_;    // the asynchronous handler's driving coroutine
     Response* inline_result_ = nullptr;  // where complete() stores a response delivered inline
     Phase phase_ = Phase::header;
     bool busy_ = false;         // an asynchronous handler owns the request

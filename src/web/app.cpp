@@ -180,10 +180,12 @@ bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
         return true;
     }
     const bool debug = options_.debug_errors;
-    vela::start(detail::run_chain(ep, 0, req),
-                [&sink, &req, debug](std::optional<Response> v, std::exception_ptr e) {
-                    sink.complete(e ? error_response(e, req, debug) : std::move(*v));
-                });
+    std::coroutine_handle<> work =
+        vela::start(detail::run_chain(ep, 0, req),
+                    [&sink, &req, debug](std::optional<Response> v, std::exception_ptr e) {
+                        sink.complete(e ? error_response(e, req, debug) : std::move(*v));
+                    });
+    sink.pending(work);
     return false;
 }
 

@@ -148,10 +148,14 @@ inline Task<void> Promise<void>::get_return_object() noexcept {
 
 // A fire-and-forget coroutine: starts at once and frees its own frame when it ends.
 struct Detached {
+    struct promise_type;
+    std::coroutine_handle<promise_type> handle;
     struct promise_type {
         static void* operator new(std::size_t n) { return async::frame_alloc(n); }
         static void operator delete(void* p, std::size_t n) noexcept { async::frame_free(p, n); }
-        Detached get_return_object() noexcept { return {}; }
+        Detached get_return_object() noexcept {
+            return Detached{std::coroutine_handle<promise_type>::from_promise(*this)};
+        }
         std::suspend_never initial_suspend() noexcept { return {}; }
         std::suspend_never final_suspend() noexcept { return {}; }
         void return_void() noexcept {}
@@ -185,10 +189,12 @@ void report_detached_exception(std::exception_ptr e) noexcept;
 }  // namespace detail
 
 /// Starts `task` now; `on_done(std::optional<T>, std::exception_ptr)` (or `on_done(ep)` for
-/// void) runs when it finishes, possibly before start() returns.
+/// void) runs when it finishes, possibly before start() returns. Returns the driving frame:
+/// valid only until on_done has run; destroying it while the task is suspended abandons the
+/// task (its frames are destroyed, on_done never runs).
 template <class T, class F>
-void start(Task<T> task, F on_done) {
-    detail::run_detached(std::move(task), std::move(on_done));
+std::coroutine_handle<> start(Task<T> task, F on_done) {
+    return detail::run_detached(std::move(task), std::move(on_done)).handle;
 }
 
 /// Starts a Task<void> on the current thread and forgets it; an escaping exception is

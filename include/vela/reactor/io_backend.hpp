@@ -56,6 +56,7 @@ struct IoHandle {
     bool write_wanted = false;  // write_from has bytes pending
     bool registered = false;
     bool accepting = false;
+    bool peer_closed = false;  // the peer's FIN (or a hang-up) has been reported
 };
 
 class IoBackend {

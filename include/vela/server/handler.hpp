@@ -3,6 +3,8 @@
 // nothing about routing. The web layer's App implements it with its router; tests and other
 // protocols (HTTP/2 streams later) use the same interface and the same Request/Response.
 
+#include <coroutine>
+
 #include "vela/http/request.hpp"
 #include "vela/http/response.hpp"
 
@@ -14,6 +16,10 @@ class ResponseSink {
     virtual ~ResponseSink() = default;
     /// Delivers the response for the request being handled; call exactly once.
     virtual void complete(Response&& r) = 0;
+    /// Called by an asynchronous handler right after starting its work, with the coroutine
+    /// that will call complete(). If complete() has not run by shutdown's deadline, the server
+    /// destroys `work` to abandon the request. (Ignored when complete() already ran.)
+    virtual void pending(std::coroutine_handle<> work) { (void)work; }
 };
 
 class HttpHandler {
