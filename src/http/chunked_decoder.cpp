@@ -39,6 +39,7 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
         }
         const char c = body[read_++];
         const auto uc = static_cast<unsigned char>(c);
+        const State before = state_;
         switch (state_) {
             case State::size:  // chunk-size = 1*HEXDIG
                 if (http::is_hex(uc)) {
@@ -54,7 +55,7 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
                 } else {
                     return fail(Status::BadRequest);
                 }
-                if (++line_len_ > limits_->max_chunk_line) return fail(Status::BadRequest);
+                if (c != '\r' && ++line_len_ > limits_->max_chunk_line) return fail(Status::BadRequest);
                 break;
             case State::ext:
                 if (c == '\r') {
@@ -62,7 +63,7 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
                 } else if (!http::is_field_char(uc)) {
                     return fail(Status::BadRequest);  // CTL, bare LF, NUL
                 }
-                if (++line_len_ > limits_->max_chunk_line) return fail(Status::BadRequest);
+                if (c != '\r' && ++line_len_ > limits_->max_chunk_line) return fail(Status::BadRequest);
                 break;
             case State::size_lf:
                 if (c != '\n') return fail(Status::BadRequest);
@@ -122,7 +123,11 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
             case State::done:
                 break;
         }
-        if (state_ >= State::trailer_start && ++trailer_bytes_ > limits_->max_header_bytes) {
+        // Only the bytes of trailer field lines count against the header-section limit.
+        const bool trailer_byte = before == State::trailer_name || before == State::trailer_value ||
+                                  before == State::trailer_lf ||
+                                  (before == State::trailer_start && c != '\r');
+        if (trailer_byte && ++trailer_bytes_ > limits_->max_header_bytes) {
             return fail(Status::RequestHeaderFieldsTooLarge);
         }
     }

@@ -152,10 +152,12 @@ ParseResult RequestParser::find_head_end(const char* data, std::size_t n) {
         }
         line_start_ = i + 1;
     }
+    // A CR at the very end is the first half of a CRLF, not content: don't count it.
+    const std::size_t end = (n > 0 && data[n - 1] == '\r') ? n - 1 : n;
     if (line_end_ == 0) {
-        if (n - start_ > limits_->max_request_line)
+        if (end - start_ > limits_->max_request_line)
             return fail(Status::UriTooLong, "request line too long");
-    } else if (n - line_end_ > limits_->max_header_bytes) {
+    } else if (end - line_end_ > limits_->max_header_bytes) {
         return fail(Status::RequestHeaderFieldsTooLarge, "header section too large");
     }
     return ParseResult::incomplete;

@@ -68,13 +68,11 @@ std::uint16_t bit(Method m) noexcept {
 
 struct Router::Node {
     struct Param {
-        std::string name;
         ParamType type;
         std::unique_ptr<Node> node;
     };
     std::vector<std::pair<std::string, std::unique_ptr<Node>>> literals;  // sorted by segment
-    std::vector<Param> params;  // typed first, then untyped
-    std::string wildcard_name;
+    std::vector<Param> params;  // one per type, typed first, then untyped
     bool has_wildcard = false;
     Endpoints wildcard;
     Endpoints here;
@@ -87,21 +85,25 @@ Router::Router(Router&&) noexcept = default;
 Router& Router::operator=(Router&&) noexcept = default;
 
 void Router::add(Method method, std::string_view pattern, std::int32_t endpoint) {
+    const std::string pat(pattern);
     if (pattern.empty() || pattern[0] != '/')
-        throw std::invalid_argument("route pattern must start with '/': " + std::string(pattern));
+        throw std::invalid_argument("route pattern must start with '/': " + pat);
     if (method == Method::other) throw std::invalid_argument("cannot route Method::other");
     const auto mi = static_cast<std::size_t>(method);
+    std::vector<std::string> names;
     auto set = [&](Endpoints& e) {
         if (e.by_method[mi] != kNone)
             throw std::invalid_argument("duplicate route: " + std::string(method_name(method)) +
-                                        " " + std::string(pattern));
+                                        " " + pat);
         e.by_method[mi] = endpoint;
+        e.names[mi] = std::move(names);
         all_methods_ |= bit(method);
     };
-    if (pattern.find('{') == std::string_view::npos) {
-        set(static_[std::string(pattern)]);
+    if (pattern.find_first_of("{}") == std::string_view::npos) {
+        set(static_[pat]);
         return;
     }
+    // Walk (creating) the tree first; nothing is registered until the whole pattern is valid.
     Node* n = root_.get();
     std::string_view rest = pattern;
     while (!rest.empty()) {
@@ -110,28 +112,29 @@ void Router::add(Method method, std::string_view pattern, std::int32_t endpoint)
         std::string_view seg = rest.substr(0, slash);
         rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
         if (!seg.empty() && seg.front() == '{') {
-            if (seg.back() != '}' || seg.size() < 3)
-                throw std::invalid_argument("malformed parameter in " + std::string(pattern));
+            if (seg.back() != '}' || seg.size() < 3 ||
+                seg.substr(1, seg.size() - 2).find_first_of("{}") != std::string_view::npos)
+                throw std::invalid_argument("malformed parameter in " + pat);
             std::string_view inner = seg.substr(1, seg.size() - 2);
             if (inner[0] == '*') {
-                if (!rest.empty())
-                    throw std::invalid_argument("wildcard must be last: " + std::string(pattern));
+                if (!rest.empty()) throw std::invalid_argument("wildcard must be last: " + pat);
+                if (inner.size() < 2) throw std::invalid_argument("unnamed wildcard in " + pat);
+                names.emplace_back(inner.substr(1));
                 n->has_wildcard = true;
-                n->wildcard_name = std::string(inner.substr(1));
                 set(n->wildcard);
                 return;
             }
             std::size_t colon = inner.find(':');
-            std::string name(inner.substr(0, colon));
+            std::string_view name = inner.substr(0, colon);
             ParamType type = param_type(colon == std::string_view::npos ? std::string_view{}
                                                                         : inner.substr(colon + 1));
-            if (name.empty())
-                throw std::invalid_argument("unnamed parameter in " + std::string(pattern));
+            if (name.empty()) throw std::invalid_argument("unnamed parameter in " + pat);
+            names.emplace_back(name);
             Node* next = nullptr;
             for (auto& p : n->params)
-                if (p.type == type && p.name == name) next = p.node.get();
+                if (p.type == type) next = p.node.get();
             if (!next) {
-                Node::Param p{name, type, std::make_unique<Node>()};
+                Node::Param p{type, std::make_unique<Node>()};
                 next = p.node.get();
                 // Keep typed parameters ahead of untyped ones so the stricter match wins.
                 auto it = n->params.begin();
@@ -141,8 +144,7 @@ void Router::add(Method method, std::string_view pattern, std::int32_t endpoint)
             n = next;
         } else {
             if (seg.find_first_of("{}") != std::string_view::npos)
-                throw std::invalid_argument("braces inside a literal segment: " +
-                                            std::string(pattern));
+                throw std::invalid_argument("braces inside a literal segment: " + pat);
             // Literal children stay sorted so matching can binary-search them.
             auto it =
                 std::lower_bound(n->literals.begin(), n->literals.end(), seg,
@@ -152,22 +154,24 @@ void Router::add(Method method, std::string_view pattern, std::int32_t endpoint)
             n = it->second.get();
         }
     }
-    n->terminal = true;
     set(n->here);
+    n->terminal = true;
 }
 
 namespace {
-// The endpoint for `method` in `e`, with HEAD served by GET. On a miss, adds the methods
-// that are there to `allowed` (for 405 and OPTIONS).
-std::int32_t pick(const std::array<std::int32_t, kMethodCount>& e, Method method,
-                  std::uint16_t& allowed) {
-    std::int32_t id = e[static_cast<std::size_t>(method)];
-    if (id == Router::kNone && method == Method::HEAD)
-        id = e[static_cast<std::size_t>(Method::GET)];
+// The endpoint for `method` in `e`, with HEAD served by GET; on a hit, names the bound
+// parameters. On a miss, adds the methods that are there to `allowed` (for 405 and OPTIONS).
+std::int32_t pick(const Router::Endpoints& e, Method method, std::uint16_t& allowed, Request& req) {
+    auto mi = static_cast<std::size_t>(method);
+    if (e.by_method[mi] == Router::kNone && method == Method::HEAD)
+        mi = static_cast<std::size_t>(Method::GET);
+    const std::int32_t id = e.by_method[mi];
     if (id == Router::kNone) {
         for (std::size_t i = 0; i < kMethodCount; ++i)
-            if (e[i] != Router::kNone) allowed |= static_cast<std::uint16_t>(1u << i);
+            if (e.by_method[i] != Router::kNone) allowed |= static_cast<std::uint16_t>(1u << i);
+        return id;
     }
+    if (!e.names[mi].empty()) req.name_params(e.names[mi]);
     return id;
 }
 }  // namespace
@@ -176,7 +180,7 @@ bool Router::match_node(const Node& n, std::string_view rest, Method method, Req
                         Match& m) const {
     if (rest.empty()) {
         if (n.terminal) {
-            std::int32_t id = pick(n.here.by_method, method, m.allowed);
+            std::int32_t id = pick(n.here, method, m.allowed, req);
             if (id != kNone) {
                 m.endpoint = id;
                 return true;
@@ -197,19 +201,21 @@ bool Router::match_node(const Node& n, std::string_view rest, Method method, Req
             const std::size_t mark = req.param_count();
             for (const auto& p : n.params) {
                 if (!type_accepts(p.type, seg)) continue;
-                req.add_param(p.name, seg);
+                req.add_param({}, seg);  // named by pick() once a route matches
                 if (match_node(*p.node, remaining, method, req, m)) return true;
                 req.truncate_params(mark);
             }
         }
     }
     if (n.has_wildcard) {
-        std::int32_t id = pick(n.wildcard.by_method, method, m.allowed);
+        const std::size_t mark = req.param_count();
+        req.add_param({}, rest.empty() ? rest : rest.substr(1));
+        std::int32_t id = pick(n.wildcard, method, m.allowed, req);
         if (id != kNone) {
-            req.add_param(n.wildcard_name, rest.empty() ? rest : rest.substr(1));
             m.endpoint = id;
             return true;
         }
+        req.truncate_params(mark);
     }
     return false;
 }
@@ -220,7 +226,7 @@ Router::Match Router::match(Method method, std::string_view path, Request& req) 
     req.clear_params();
     auto it = static_.find(path);
     if (it != static_.end()) {
-        std::int32_t id = pick(it->second.by_method, method, m.allowed);
+        std::int32_t id = pick(it->second, method, m.allowed, req);
         if (id != kNone) {
             m.kind = Match::Kind::found;
             m.endpoint = id;

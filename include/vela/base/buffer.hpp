@@ -107,7 +107,7 @@ class BufferPool {
     /// Takes `b`'s allocation back, leaving `b` empty; oversized ones (grown by large
     /// bodies) and those beyond max_free are freed instead.
     void release(Buffer& b) noexcept {
-        if (b.capacity() == buffer_size_ && free_.size() < free_.capacity()) {
+        if (b.capacity() == buffer_size_ && free_.size() < free_.capacity() && free_.size() < max_free_) {
             free_.push_back(b.disown());
         } else {
             release_slow(b);

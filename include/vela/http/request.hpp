@@ -91,6 +91,15 @@ class Request {
     /// Binds a path parameter; false if kMaxParams are bound already.
     bool add_param(std::string_view name, std::string_view value) noexcept;
     void clear_params() noexcept { param_count_ = 0; }
+    /// Names the bound parameters in order (the router learns names once a route matched).
+    template <class Names>
+    void name_params(const Names& names) noexcept {
+        std::size_t i = 0;
+        for (const auto& n : names) {
+            if (i >= param_count_) break;
+            params_[i++].name = n;
+        }
+    }
     /// Drops parameters bound after the first `n` (router backtracking).
     void truncate_params(std::size_t n) noexcept { param_count_ = static_cast<std::uint8_t>(n); }
     std::size_t param_count() const noexcept { return param_count_; }

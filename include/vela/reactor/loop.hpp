@@ -10,6 +10,7 @@
 //   - stop(): ask run() to return;
 //   - vela::on(loop, task): run a Task on that loop and resume the caller on its own.
 // Coroutines that suspend on a loop (sleep, socket readiness) are resumed on that loop.
+// A Loop must outlive every thread that may still post to it.
 
 #include <atomic>
 #include <chrono>
@@ -154,8 +155,8 @@ struct OnAwaiter {
     Loop& target;
     Task<T> task;
     Loop* home = nullptr;
-    std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value;
-    std::exception_ptr error;
+    std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value{};
+    std::exception_ptr error{};
 
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
@@ -193,7 +194,7 @@ struct OnAwaiter {
 /// (or the exception).
 template <class T>
 detail::OnAwaiter<T> on(Loop& loop, Task<T> task) {
-    return detail::OnAwaiter<T>{loop, std::move(task)};
+    return detail::OnAwaiter<T>{loop, std::move(task), nullptr, {}, {}};
 }
 
 }  // namespace vela

@@ -41,6 +41,15 @@ class Router {
         std::uint16_t allowed = 0;
     };
 
+    /// The endpoints at one path, per method (internal; public for the matcher's helpers).
+    struct Endpoints {
+        std::array<std::int32_t, kMethodCount> by_method;
+        // Parameter names in path order, per method: routes that share a tree position may
+        // name their parameters differently (GET /u/{id}, POST /u/{name}).
+        std::array<std::vector<std::string>, kMethodCount> names;
+        Endpoints() { by_method.fill(kNone); }
+    };
+
     Router();
     ~Router();
     Router(Router&&) noexcept;
@@ -68,10 +77,6 @@ class Router {
         std::size_t operator()(std::string_view s) const noexcept {
             return std::hash<std::string_view>{}(s);
         }
-    };
-    struct Endpoints {
-        std::array<std::int32_t, kMethodCount> by_method;
-        Endpoints() { by_method.fill(kNone); }
     };
     std::unordered_map<std::string, Endpoints, TransparentHash, std::equal_to<>> static_;
     std::unique_ptr<Node> root_;
