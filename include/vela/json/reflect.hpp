@@ -1,0 +1,169 @@
+#pragma once
+// Compile-time descriptions of structs and enums for the JSON codec.
+//
+//     struct Item { int id; std::string name; double price_cents; };
+//     VELA_REFLECT(Item, id, name, VELA_AS(price_cents, "price"))
+//
+//     enum class Color { red, dark_blue };
+//     VELA_ENUM(Color, red, VELA_AS(dark_blue, "dark-blue"))
+//
+// Both macros go at namespace scope, in the namespace of the type (they define a constexpr
+// function that argument-dependent lookup finds). VELA_REFLECT lists the members that are
+// read and written, in the order they are written; VELA_AS(member, "name") gives one a
+// different JSON name. VELA_ENUM lists the enumerators that have a JSON string; writing any
+// other value is an error. Names must be string literals that need no JSON escaping (checked
+// at compile time).
+//
+// Everything the codec needs is the tuple that vela_json_fields() returns, so a future
+// C++26 reflection path can produce the same tuple without the macro.
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+// ---- Preprocessor plumbing (not for direct use) ------------------------------------------
+
+#define VELA_JSON_CAT(a, b) VELA_JSON_CAT_(a, b)
+#define VELA_JSON_CAT_(a, b) a##b
+#define VELA_JSON_SECOND(a, b, ...) b
+#define VELA_JSON_PROBE(...) ~, 1
+#define VELA_JSON_IS_PAREN(x) VELA_JSON_IS_PAREN_(VELA_JSON_PROBE x)
+#define VELA_JSON_IS_PAREN_(...) VELA_JSON_SECOND(__VA_ARGS__, 0, ~)
+#define VELA_JSON_UNPAREN(...) __VA_ARGS__
+
+// Applies m(T, x) to each x, comma-separated; up to 256 items.
+#define VELA_JSON_PARENS ()
+#define VELA_JSON_EXPAND(...) \
+    VELA_JSON_EXPAND3(VELA_JSON_EXPAND3(VELA_JSON_EXPAND3(VELA_JSON_EXPAND3(__VA_ARGS__))))
+#define VELA_JSON_EXPAND3(...) \
+    VELA_JSON_EXPAND2(VELA_JSON_EXPAND2(VELA_JSON_EXPAND2(VELA_JSON_EXPAND2(__VA_ARGS__))))
+#define VELA_JSON_EXPAND2(...) \
+    VELA_JSON_EXPAND1(VELA_JSON_EXPAND1(VELA_JSON_EXPAND1(VELA_JSON_EXPAND1(__VA_ARGS__))))
+#define VELA_JSON_EXPAND1(...) \
+    VELA_JSON_EXPAND0(VELA_JSON_EXPAND0(VELA_JSON_EXPAND0(VELA_JSON_EXPAND0(__VA_ARGS__))))
+#define VELA_JSON_EXPAND0(...) __VA_ARGS__
+#define VELA_JSON_FOR_EACH(m, T, ...) \
+    __VA_OPT__(VELA_JSON_EXPAND(VELA_JSON_FOR_EACH_(m, T, __VA_ARGS__)))
+#define VELA_JSON_FOR_EACH_(m, T, x, ...) \
+    m(T, x) __VA_OPT__(, VELA_JSON_FOR_EACH_AGAIN VELA_JSON_PARENS(m, T, __VA_ARGS__))
+#define VELA_JSON_FOR_EACH_AGAIN() VELA_JSON_FOR_EACH_
+
+// One field: a plain member name, or the (member, "name") pair VELA_AS makes.
+#define VELA_JSON_FIELD(T, x) VELA_JSON_CAT(VELA_JSON_FIELD_, VELA_JSON_IS_PAREN(x))(T, x)
+#define VELA_JSON_FIELD_0(T, m) ::vela::json::detail::make_field(&T::m, #m, ",\"" #m "\":")
+#define VELA_JSON_FIELD_1(T, p) VELA_JSON_FIELD_AS(T, VELA_JSON_UNPAREN p)
+#define VELA_JSON_FIELD_AS(...) VELA_JSON_FIELD_AS_(__VA_ARGS__)
+#define VELA_JSON_FIELD_AS_(T, m, name) \
+    ::vela::json::detail::make_field(&T::m, name, ",\"" name "\":")
+
+#define VELA_JSON_ENUMERATOR(E, x) VELA_JSON_CAT(VELA_JSON_ENUMERATOR_, VELA_JSON_IS_PAREN(x))(E, x)
+#define VELA_JSON_ENUMERATOR_0(E, v) ::vela::json::detail::make_enumerator(E::v, #v, "\"" #v "\"")
+#define VELA_JSON_ENUMERATOR_1(E, p) VELA_JSON_ENUMERATOR_AS(E, VELA_JSON_UNPAREN p)
+#define VELA_JSON_ENUMERATOR_AS(...) VELA_JSON_ENUMERATOR_AS_(__VA_ARGS__)
+#define VELA_JSON_ENUMERATOR_AS_(E, v, name) \
+    ::vela::json::detail::make_enumerator(E::v, name, "\"" name "\"")
+
+// ---- The macros --------------------------------------------------------------------------
+
+/// Gives a member (in VELA_REFLECT) or an enumerator (in VELA_ENUM) another JSON name.
+#define VELA_AS(member, json_name) (member, json_name)
+
+/// Describes the JSON fields of struct `Type`: VELA_REFLECT(Type, member, VELA_AS(m, "n"), ...).
+#define VELA_REFLECT(Type, ...)                                                         \
+    [[maybe_unused]] constexpr auto vela_json_fields(const Type*) noexcept {            \
+        return std::make_tuple(VELA_JSON_FOR_EACH(VELA_JSON_FIELD, Type, __VA_ARGS__)); \
+    }
+
+/// Describes the JSON strings of enum `Type`: VELA_ENUM(Type, a, VELA_AS(b, "B"), ...).
+#define VELA_ENUM(Type, ...)                                                            \
+    [[maybe_unused]] constexpr auto vela_json_enum(const Type*) noexcept {              \
+        return std::array{VELA_JSON_FOR_EACH(VELA_JSON_ENUMERATOR, Type, __VA_ARGS__)}; \
+    }
+
+namespace vela::json {
+
+namespace detail {
+
+// A name that can be written between quotes as it is. Not a constant expression otherwise,
+// so a bad name in VELA_REFLECT/VELA_ENUM fails to compile.
+constexpr std::string_view checked_name(std::string_view name) {
+    if (name.empty()) throw "a JSON name must not be empty";
+    for (char c : name)
+        if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20)
+            throw "a JSON name in VELA_REFLECT/VELA_ENUM must not need escaping";
+    return name;
+}
+
+/// One reflected member: the pointer to it, its JSON name and `,"name":` ready to write.
+template <class T, class M>
+struct Field {
+    using owner_type = T;
+    using member_type = M;
+    M T::*member;
+    std::string_view name;
+    std::string_view key;  // ,"name":
+};
+
+template <class T, class M>
+constexpr Field<T, M> make_field(M T::*member, std::string_view name, std::string_view key) {
+    return Field<T, M>{member, checked_name(name), key};
+}
+
+/// One enumerator with a JSON string: the value, its name and `"name"` ready to write.
+template <class E>
+struct Enumerator {
+    E value;
+    std::string_view name;
+    std::string_view quoted;
+};
+
+template <class E>
+constexpr Enumerator<E> make_enumerator(E value, std::string_view name, std::string_view quoted) {
+    return Enumerator<E>{value, checked_name(name), quoted};
+}
+
+}  // namespace detail
+
+/// A struct described with VELA_REFLECT.
+template <class T>
+concept Reflected = std::is_class_v<T> && requires(const T* p) {
+    vela_json_fields(p);
+};
+
+/// An enum described with VELA_ENUM.
+template <class T>
+concept ReflectedEnum = std::is_enum_v<T> && requires(const T* p) {
+    vela_json_enum(p);
+};
+
+/// The field descriptors of a Reflected type, as a constexpr tuple.
+template <Reflected T>
+inline constexpr auto fields_of = vela_json_fields(static_cast<const T*>(nullptr));
+
+/// The enumerators of a ReflectedEnum type, as a constexpr std::array.
+template <ReflectedEnum E>
+inline constexpr auto enumerators_of = vela_json_enum(static_cast<const E*>(nullptr));
+
+/// The JSON name of `value`, or empty when VELA_ENUM does not list it.
+template <ReflectedEnum E>
+constexpr std::string_view enum_name(E value) noexcept {
+    for (const auto& e : enumerators_of<E>)
+        if (e.value == value) return e.name;
+    return {};
+}
+
+/// Sets `out` to the enumerator named `name`; false when no enumerator has that name.
+template <ReflectedEnum E>
+constexpr bool enum_from_name(std::string_view name, E& out) noexcept {
+    for (const auto& e : enumerators_of<E>) {
+        if (e.name == name) {
+            out = e.value;
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace vela::json
