@@ -329,7 +329,9 @@ bool Reader::read_number(Number& out) {
         out.type = Number::Type::uint64;
         e = detail::on_current(*s_, [](auto& v) { return v.get_uint64(); }).get(out.u);
     }
-    if (t == od::number_type::floating_point_number || e == simdjson::NUMBER_OUT_OF_RANGE) {
+    // An integer past 64 bits is read as a double, as the JSON spec suggests.
+    if (t == od::number_type::floating_point_number ||
+        (e && e != simdjson::NUMBER_ERROR && e != simdjson::TAPE_ERROR)) {
         out.type = Number::Type::float64;
         e = detail::on_current(*s_, [](auto& v) { return v.get_double(); }).get(out.d);
     }

@@ -139,7 +139,7 @@ Value& Value::operator[](std::string_view key) {
     return o.back().second;
 }
 
-const Value& Value::operator[](std::size_t i) const noexcept {
+const Value& Value::element(std::size_t i) const noexcept {
     if (const auto* a = std::get_if<Array>(&v_); a && i < a->size()) return (*a)[i];
     return null_value();
 }

@@ -440,12 +440,15 @@ T parse(std::string_view json, const ParseOptions& opts = {}) {
 template <class T>
 [[nodiscard]] Error write_to(std::string& out, const T& v, const WriteOptions& opts = {}) {
     const std::size_t before = out.size();
-    Writer w(out, opts);
-    write_value(w, v);
-    w.finish();
-    if (w.ok()) return {};
+    const char* error;
+    {
+        Writer w(out, opts);
+        write_value(w, v);
+        error = w.error();
+    }  // the writer trims `out` here
+    if (!error) return {};
     out.resize(before);
-    return Error{{}, {}, w.error()};
+    return Error{{}, {}, error};
 }
 
 /// `v` as JSON text; throws WriteError.

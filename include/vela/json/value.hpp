@@ -13,6 +13,7 @@
 // scan, which is what small objects want); a repeated key read from a document is kept once,
 // with its last value.
 
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -111,7 +112,17 @@ class Value {
     /// first. Throws std::logic_error for another kind.
     Value& operator[](std::string_view key);
     /// Element `i`, or a null Value when out of range or not an array.
-    const Value& operator[](std::size_t i) const noexcept;
+    template <std::integral I>
+    const Value& operator[](I i) const noexcept {
+        return element(static_cast<std::size_t>(i));
+    }
+    /// Element `i`; throws std::out_of_range past the end, std::logic_error if not an array.
+    template <std::integral I>
+    Value& operator[](I i) {
+        return at(static_cast<std::size_t>(i));
+    }
+    /// Element `i`, or a null Value when out of range or not an array.
+    const Value& element(std::size_t i) const noexcept;
     /// Element `i`; throws std::out_of_range past the end, std::logic_error if not an array.
     Value& at(std::size_t i);
     /// Sets member `key` to `v` (replacing an existing one); returns *this for chaining.
