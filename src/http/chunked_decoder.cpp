@@ -55,7 +55,8 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
                 } else {
                     return fail(Status::BadRequest);
                 }
-                if (c != '\r' && ++line_len_ > limits_->max_chunk_line) return fail(Status::BadRequest);
+                if (c != '\r' && ++line_len_ > limits_->max_chunk_line)
+                    return fail(Status::BadRequest);
                 break;
             case State::ext:
                 if (c == '\r') {
@@ -63,7 +64,8 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
                 } else if (!http::is_field_char(uc)) {
                     return fail(Status::BadRequest);  // CTL, bare LF, NUL
                 }
-                if (c != '\r' && ++line_len_ > limits_->max_chunk_line) return fail(Status::BadRequest);
+                if (c != '\r' && ++line_len_ > limits_->max_chunk_line)
+                    return fail(Status::BadRequest);
                 break;
             case State::size_lf:
                 if (c != '\n') return fail(Status::BadRequest);

@@ -23,6 +23,7 @@ Response::Response(Response&& o) noexcept
       body_(std::move(o.body_)),
       content_type_(o.content_type_) {
     if (!o.spilled_.empty()) spilled_ = std::move(o.spilled_);
+    if (o.source_) source_ = std::move(o.source_);
     if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
 }
 
@@ -35,6 +36,7 @@ Response& Response::operator=(Response&& o) noexcept {
         body_ = std::move(o.body_);
         content_type_ = o.content_type_;
         if (!o.spilled_.empty() || !spilled_.empty()) spilled_ = std::move(o.spilled_);
+        if (o.source_ || source_) source_ = std::move(o.source_);
         if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
     }
     return *this;
@@ -48,7 +50,8 @@ void Response::copy_from(const Response& o) {
     body_ = o.body_;
     content_type_ = o.content_type_;
     spilled_ = o.spilled_;
-    std::memcpy(inline_, o.inline_, inline_size_);
+    source_ = o.source_;
+    if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
 }
 
 Response::Response(const Response& o) { copy_from(o); }

@@ -48,7 +48,7 @@ void write_response(Buffer& out, const Response& r, const WriteOptions& o) {
     // RFC 9110 8.6: no Content-Length in 1xx and 204 responses; 304 has no body.
     const bool bodiless = status < 200 || status == 204 || status == 304;
     const std::string_view body =
-        (bodiless || o.head) ? std::string_view{} : std::string_view(r.body());
+        (bodiless || o.head || o.streamed) ? std::string_view{} : std::string_view(r.body());
 
     // Fixed parts: Date value + CRLF, Content-Type line framing, Content-Length line,
     // Connection line, final CRLF.
@@ -66,7 +66,9 @@ void write_response(Buffer& out, const Response& r, const WriteOptions& o) {
         c.put("\r\n");
     }
     c.put(block);
-    if (!bodiless) {
+    if (o.streamed && !bodiless) {
+        if (!o.http10) c.put("Transfer-Encoding: chunked\r\n");
+    } else if (!bodiless) {
         c.put("Content-Length: ");
         auto [end, ec] = std::to_chars(c.p, c.p + 20, r.body().size());
         (void)ec;
@@ -84,5 +86,23 @@ void write_response(Buffer& out, const Response& r, const WriteOptions& o) {
 }
 
 void write_continue(Buffer& out) { out.append("HTTP/1.1 100 Continue\r\n\r\n"); }
+
+void write_chunk(Buffer& out, std::string_view data, bool chunked) {
+    if (data.empty()) return;  // an empty chunk would end the body
+    if (!chunked) {
+        out.append(data);
+        return;
+    }
+    char size[20];
+    auto [end, ec] = std::to_chars(size, size + sizeof size, data.size(), 16);
+    (void)ec;
+    out.ensure_writable(static_cast<std::size_t>(end - size) + data.size() + 4);
+    out.append(size, static_cast<std::size_t>(end - size));
+    out.append("\r\n");
+    out.append(data);
+    out.append("\r\n");
+}
+
+void write_last_chunk(Buffer& out) { out.append("0\r\n\r\n"); }
 
 }  // namespace vela

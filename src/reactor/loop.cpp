@@ -151,12 +151,14 @@ void Loop::run_timers() {
     }
 }
 
+// One batch per call: work deferred while running waits for the next call (and the next
+// poll does not block while any is queued), so something that re-defers itself cannot
+// starve I/O.
 void Loop::run_deferred() {
-    while (!deferred_.empty()) {
-        deferred_running_.swap(deferred_);
-        for (auto& fn : deferred_running_) fn();
-        deferred_running_.clear();
-    }
+    if (deferred_.empty()) return;
+    deferred_running_.swap(deferred_);
+    for (auto& fn : deferred_running_) fn();
+    deferred_running_.clear();
 }
 
 int Loop::poll_timeout() const noexcept {
@@ -211,7 +213,7 @@ void Loop::run() {
         run_deferred();
     }
     run_posted();
-    run_deferred();
+    while (!deferred_.empty()) run_deferred();
     stop_.store(false, std::memory_order_release);
     running_.store(false, std::memory_order_release);
     t_current = prev;

@@ -99,7 +99,7 @@ bool Http1Connection::on_read(ssize_t n) {
 // responses at once.
 void Http1Connection::process() {
     const ServerOptions& opt = worker_.options();
-    while (!busy_ && !close_after_ && !closed_ && !in_.empty()) {
+    while (!busy_ && !stream_ && !close_after_ && !closed_ && !in_.empty()) {
         if (out_.size() >= opt.output_high_water) {
             if (!flush()) return;
             if (out_.size() >= opt.output_high_water) {
@@ -134,6 +134,18 @@ void Http1Connection::process() {
         if (!dispatch()) break;  // an asynchronous handler has the request
     }
     if (!closed_) flush();
+    if (!closed_ && stream_ended_) resume();
+}
+
+// Carries on after a pause, a finished stream or an asynchronous response: answer what is
+// buffered, then read again.
+void Http1Connection::resume() {
+    paused_ = false;
+    stream_ended_ = false;
+    process();
+    if (!closed_ && !busy_ && !stream_ && !close_after_ && !paused_ && phase_ != Phase::linger &&
+        !io_.reading)
+        loop_.io().read_into(io_);
 }
 
 // Hands the parsed request to the handler; true when its response is already written.
@@ -188,25 +200,58 @@ void Http1Connection::complete(Response&& r) {
         return;
     }
     finish(r);
-    process();
-    if (!closed_ && !busy_ && !close_after_ && !paused_ && phase_ != Phase::linger)
-        loop_.io().read_into(io_);
+    resume();
 }
 
-void Http1Connection::finish(const Response& r) {
-    const bool keep = req_->keep_alive() && !r.wants_close() && !worker_.draining();
+void Http1Connection::finish(Response& r) {
+    const bool http10 = req_->version() == 10;
+    const bool head = req_->method() == Method::HEAD;
+    const bool streamed = r.streaming();
+    // An HTTP/1.0 client reads a streamed body until the connection closes.
+    const bool keep = req_->keep_alive() && !r.wants_close() && !worker_.draining() &&
+                      !(streamed && http10 && !head);
     if (out_.capacity() == 0) loop_.buffers().acquire(out_);
-    write_response(out_, r,
-                   WriteOptions{loop_.http_date(), keep, req_->version() == 10,
-                                req_->method() == Method::HEAD});
+    write_response(out_, r, WriteOptions{loop_.http_date(), keep, http10, head, streamed});
+    if (streamed && !head) {
+        // Requests after this one wait until the stream ends (responses go out in order);
+        // reading stops meanwhile and only the idle timeout runs.
+        stream_ = r.take_body_source();
+        stream_chunked_ = !http10;
+        loop_.io().stop_reading(io_);
+    }
     in_.consume(parser_.consumed());
     parser_.reset();
     continue_sent_ = false;
     if (!keep) close_after_ = true;
-    if (in_.empty()) {
+    if (in_.empty() || stream_) {
         set_phase(Phase::idle, worker_.options().idle_timeout);
     } else {
         set_phase(Phase::header, worker_.options().header_timeout);
+    }
+}
+
+// Pulls pieces of a streamed body into the output buffer up to the high-water mark.
+void Http1Connection::pump_stream() {
+    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    const std::size_t high = worker_.options().output_high_water;
+    while (stream_ && out_.size() < high) {
+        std::optional<std::string> piece;
+        try {
+            piece = stream_();
+        } catch (const std::exception& e) {
+            // Headers are gone already: the only honest signal left is an incomplete body.
+            log::error("streamed body for {} failed: {}", req_ ? req_->path() : "?", e.what());
+            stream_ = nullptr;
+            close();
+            return;
+        }
+        if (!piece) {
+            if (stream_chunked_) write_last_chunk(out_);
+            stream_ = nullptr;
+            stream_ended_ = true;
+            break;
+        }
+        write_chunk(out_, *piece, stream_chunked_);
     }
 }
 
@@ -223,7 +268,15 @@ void Http1Connection::reject(Status s) {
 
 // Writes what is queued; returns false if the connection closed.
 bool Http1Connection::flush() {
-    if (!out_.empty()) {
+    // A stream is written one high-water mark at a time; after that this loop iteration
+    // yields to other connections and continues in the next one.
+    std::size_t budget = worker_.options().output_high_water;
+    for (;;) {
+        if (stream_) {
+            pump_stream();
+            if (closed_) return false;
+        }
+        if (out_.empty()) break;
         iovec v{out_.data(), out_.size()};
         ssize_t n = loop_.io().write_from(io_, &v, 1);
         if (n < 0) {
@@ -231,8 +284,16 @@ bool Http1Connection::flush() {
             return false;
         }
         out_.consume(static_cast<std::size_t>(n));
+        if (!out_.empty() || !stream_) break;  // partial write: on_write_ready continues
+        if (static_cast<std::size_t>(n) >= budget) {
+            loop_.defer([this] {
+                if (!closed_) on_write_ready();
+            });
+            return true;
+        }
+        budget -= static_cast<std::size_t>(n);
     }
-    if (out_.empty()) {
+    if (out_.empty() && !stream_) {
         if (out_.capacity()) loop_.buffers().release(out_);
         if (close_after_ && !busy_) {
             begin_linger();
@@ -248,11 +309,8 @@ bool Http1Connection::flush() {
 
 void Http1Connection::on_write_ready() {
     if (!flush() || closed_) return;
-    if (paused_ && out_.size() < worker_.options().output_high_water / 2) {
-        paused_ = false;
-        process();
-        if (!closed_ && !busy_ && !close_after_ && !paused_) loop_.io().read_into(io_);
-    }
+    if (stream_ended_ || (paused_ && out_.size() < worker_.options().output_high_water / 2))
+        resume();
 }
 
 // After the last response: stop sending, keep reading (and discarding) for a moment so

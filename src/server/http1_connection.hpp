@@ -58,7 +58,9 @@ class Http1Connection final : public IoSink, public ResponseSink {
 
     void process();
     bool dispatch();
-    void finish(const Response& r);
+    void finish(Response& r);
+    void pump_stream();
+    void resume();
     void reject(Status s);
     bool flush();
     void close();
@@ -78,6 +80,7 @@ class Http1Connection final : public IoSink, public ResponseSink {
     Buffer out_;
     std::unique_ptr<Request> req_;
     std::uint64_t deadline_ms_ = 0;
+    Response::BodySource stream_;        // a streamed body still being produced
     std::coroutine_handle<> pending_;    // the asynchronous handler's driving coroutine
     Response* inline_result_ = nullptr;  // where complete() stores a response delivered inline
     Phase phase_ = Phase::header;
@@ -89,6 +92,8 @@ class Http1Connection final : public IoSink, public ResponseSink {
     bool closed_ = false;
     bool peer_gone_ = false;  // the peer closed while a handler was running
     bool continue_sent_ = false;
+    bool stream_chunked_ = false;  // stream_ is framed as chunks (else raw until close)
+    bool stream_ended_ = false;    // a stream finished: what follows it may proceed
 };
 
 }  // namespace vela::detail

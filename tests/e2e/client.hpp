@@ -373,7 +373,8 @@ class Client {
                 error_ = buf_.empty() ? "eof" : "eof inside a response";
                 return std::nullopt;
             }
-            if (fill(deadline) == Fill::failed) return std::nullopt;
+            // At end of file, parse once more: a body delimited by close is complete now.
+            if (fill(deadline) == Fill::failed && !eof_) return std::nullopt;
         }
     }
 

@@ -6,6 +6,8 @@
 // nothing. The body is a std::string (short bodies live in its small-string buffer).
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -89,6 +91,20 @@ class Response {
     /// The added header fields, pre-formatted as "Name: value\r\n" lines.
     std::string_view header_block() const noexcept;
 
+    /// Produces a streamed body one piece at a time; std::nullopt ends it.
+    using BodySource = std::function<std::optional<std::string>()>;
+    /// Streams the body from `source` instead of body(): sent with chunked transfer coding
+    /// (HTTP/1.1) or until the connection closes (HTTP/1.0). The server pulls pieces only as
+    /// fast as the client reads them, so memory stays bounded.
+    Response& set_body_source(BodySource source) {
+        source_ = std::move(source);
+        return *this;
+    }
+    /// True when the body is streamed from a BodySource.
+    bool streaming() const noexcept { return static_cast<bool>(source_); }
+    /// Takes the body source (the server does, when it starts streaming).
+    BodySource take_body_source() noexcept { return std::move(source_); }
+
     /// Asks the server to close the connection after sending this response.
     Response& close_connection() noexcept {
         close_ = true;
@@ -108,6 +124,7 @@ class Response {
     std::string body_;
     std::string_view content_type_;  // static text only; a custom value lives in the headers
     std::string spilled_;            // header bytes once they outgrow inline_
+    BodySource source_;
     char inline_[kInlineHeaderBytes];
 };
 

@@ -17,6 +17,9 @@ struct WriteOptions {
     bool http10 = false;
     /// True for HEAD: headers as for GET, no body bytes.
     bool head = false;
+    /// The body follows as a stream (Response::streaming()): announce chunked transfer
+    /// coding instead of a Content-Length (or neither for HTTP/1.0, which reads to close).
+    bool streamed = false;
 };
 
 /// Appends the status line, Server, Date, Content-Type, the response's own headers,
@@ -25,5 +28,11 @@ void write_response(Buffer& out, const Response& r, const WriteOptions& o);
 
 /// Appends "HTTP/1.1 100 Continue\r\n\r\n" (an interim response).
 void write_continue(Buffer& out);
+
+/// Appends one piece of a streamed body: a chunk (size, CRLF, data, CRLF) or the raw bytes.
+void write_chunk(Buffer& out, std::string_view data, bool chunked);
+
+/// Appends the last chunk and the empty trailer section ("0\r\n\r\n").
+void write_last_chunk(Buffer& out);
 
 }  // namespace vela
