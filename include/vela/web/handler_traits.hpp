@@ -2,18 +2,32 @@
 // Turning what a user writes into the two handler shapes the App runs:
 //   sync:  Response(Request&)          async: Task<Response>(Request&)
 // A handler may take `Request&` or nothing, and return (or co_return) a Response, a
-// std::string, a std::string_view, a C string, a Status or an int status code.
+// std::string, a std::string_view, a C string, a Status or an int status code; or a
+// VELA_REFLECT struct, a std::vector of JSON-writable values, a json::Value or a Json<T>,
+// which become a 200 application/json response.
+//
+// A handler may also take typed parameters filled from the request (Json<T>, Query<T>, or
+// any type with a static from_request, see extract.hpp), mixed with `Request&` in any
+// order: `[](vela::Request& r, vela::Json<Item> item) {...}`. They are filled before the
+// handler runs; the first that fails answers the request (400, 415) instead of it. Such a
+// handler needs a deducible signature (no `auto` parameters).
 
+#include <algorithm>
 #include <concepts>
+#include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include "vela/async/task.hpp"
 #include "vela/http/request.hpp"
 #include "vela/http/response.hpp"
+#include "vela/json/json.hpp"
+#include "vela/web/extract.hpp"
 
 namespace vela {
 
@@ -26,6 +40,30 @@ inline Response to_response(std::string_view s) { return Response(s); }
 inline Response to_response(const char* s) { return Response(s); }
 inline Response to_response(Status s) noexcept { return Response(s); }
 inline Response to_response(int status) noexcept { return Response(static_cast<Status>(status)); }
+
+/// Types a handler returns as a JSON body.
+template <class T>
+concept JsonResult = json::Reflected<T> || std::same_as<T, json::Value> ||
+    (json::detail::is_vector<T>::value&& json::is_writable<typename T::value_type>());
+
+/// `v` as a JSON response. The body is reserved from the size of the previous one of the
+/// same type, so a steady stream of similar responses allocates once each.
+template <class T>
+Response json_response(const T& v, Status s = Status::OK) {
+    static thread_local std::size_t size_hint = 64;
+    std::string body;
+    body.reserve(size_hint);
+    if (json::Error e = json::write_to(body, v)) throw json::WriteError(e.message);
+    size_hint = std::min<std::size_t>(body.size() + 32, 64 * 1024);
+    return Response::json(std::move(body), s);
+}
+
+template <class T>
+requires JsonResult<T> Response to_response(const T& v) { return json_response(v); }
+template <class T, json::ParseOptions O>
+Response to_response(const Json<T, O>& v) {
+    return json_response(v.value);
+}
 
 template <class T>
 concept ResponseLike = requires(T&& t) {
@@ -63,6 +101,106 @@ Task<Response> adapt_task(Task<T> t) {
     co_return to_response(co_await std::move(t));
 }
 
+// ---- Handlers with typed parameters -------------------------------------------------------
+
+template <class P>
+concept FromRequest = requires(Request& r, Response& error) {
+    { P::from_request(r, error) } -> std::same_as<std::optional<P>>;
+};
+
+template <class A>
+concept HandlerParam = std::same_as<A, Request&> || FromRequest<std::remove_cvref_t<A>>;
+
+template <class R, class... A>
+struct signature {
+    using type = signature;
+    using result = R;
+    static constexpr bool params_ok = (HandlerParam<A> && ...);
+};
+
+template <class F>
+struct signature_of : signature_of<decltype(&F::operator())> {};
+template <class R, class... A>
+struct signature_of<R (*)(A...)> : signature<R, A...> {};
+template <class R, class... A>
+struct signature_of<R(A...)> : signature<R, A...> {};
+template <class C, class R, class... A>
+struct signature_of<R (C::*)(A...)> : signature<R, A...> {};
+template <class C, class R, class... A>
+struct signature_of<R (C::*)(A...) const> : signature<R, A...> {};
+template <class C, class R, class... A>
+struct signature_of<R (C::*)(A...) noexcept> : signature<R, A...> {};
+template <class C, class R, class... A>
+struct signature_of<R (C::*)(A...) const noexcept> : signature<R, A...> {};
+
+template <class F>
+concept Deducible = requires {
+    typename signature_of<F>::result;
+};
+
+// Where one parameter lives while the handler runs: nothing for Request&, else the value.
+template <class A>
+using param_slot = std::conditional_t<std::same_as<A, Request&>, std::nullptr_t,
+                                      std::optional<std::remove_cvref_t<A>>>;
+
+template <class F, class Sig = typename signature_of<F>::type>
+struct Extractor;
+
+template <class F, class R, class... A>
+struct Extractor<F, signature<R, A...>> {
+    using Slots = std::tuple<param_slot<A>...>;
+
+    // Fills the slots in order; false (with the answer in `error`) at the first failure.
+    static bool fill(Request& r, Response& error, Slots& slots) {
+        return fill_each(r, error, slots, std::index_sequence_for<A...>{});
+    }
+    static decltype(auto) call(F& f, Request& r, Slots& slots) {
+        return call_each(f, r, slots, std::index_sequence_for<A...>{});
+    }
+
+  private:
+    template <std::size_t... I>
+    static bool fill_each(Request& r, Response& error, Slots& slots, std::index_sequence<I...>) {
+        return (fill_one<A>(r, error, std::get<I>(slots)) && ...);
+    }
+    template <class P>
+    static bool fill_one(Request& r, Response& error, param_slot<P>& slot) {
+        if constexpr (std::same_as<P, Request&>) {
+            return true;
+        } else {
+            slot = std::remove_cvref_t<P>::from_request(r, error);
+            return slot.has_value();
+        }
+    }
+    template <std::size_t... I>
+    static decltype(auto) call_each(F& f, Request& r, Slots& slots, std::index_sequence<I...>) {
+        return f(pass<A>(r, std::get<I>(slots))...);
+    }
+    template <class P>
+    static decltype(auto) pass(Request& r, param_slot<P>& slot) {
+        if constexpr (std::same_as<P, Request&>)
+            return (r);
+        else
+            return std::forward<P>(*slot);
+    }
+};
+
+template <class F>
+concept ExtractingHandler =
+    Deducible<F> && signature_of<F>::params_ok && !std::is_invocable_v<F&, Request&> &&
+    !std::is_invocable_v<F&>;
+
+// The async form keeps the parameters in its own frame, so a handler coroutine may take
+// them by reference.
+template <class F>
+Task<Response> run_extracting(F& fn, Request& r) {
+    using E = Extractor<F>;
+    typename E::Slots slots;
+    Response error;
+    if (!E::fill(r, error, slots)) co_return error;
+    co_return to_response(co_await E::call(fn, r, slots));
+}
+
 }  // namespace detail
 
 /// A handler in one of the two shapes.
@@ -77,7 +215,25 @@ template <class F>
 HandlerFn make_handler(F&& f) {
     using Fn = std::decay_t<F>;
     HandlerFn h;
-    if constexpr (detail::AsyncHandler<Fn>) {
+    if constexpr (detail::ExtractingHandler<Fn>) {
+        using Result = typename detail::signature_of<Fn>::result;
+        if constexpr (detail::is_task<std::remove_cvref_t<Result>>::value) {
+            h.async = [fn = Fn(std::forward<F>(f))](Request& r) mutable {
+                return detail::run_extracting(fn, r);
+            };
+        } else {
+            static_assert(ResponseLike<Result>,
+                          "a handler returns Response, a string, a Status, a JSON result or "
+                          "Task<one of those>");
+            h.sync = [fn = Fn(std::forward<F>(f))](Request& r) mutable -> Response {
+                using E = detail::Extractor<Fn>;
+                typename E::Slots slots;
+                Response error;
+                if (!E::fill(r, error, slots)) return error;
+                return to_response(E::call(fn, r, slots));
+            };
+        }
+    } else if constexpr (detail::AsyncHandler<Fn>) {
         using Value =
             typename detail::is_task<std::remove_cvref_t<detail::handler_result_t<Fn>>>::result;
         if constexpr (std::is_same_v<Value, Response>) {
@@ -92,8 +248,9 @@ HandlerFn make_handler(F&& f) {
     } else {
         static_assert(
             detail::SyncHandler<Fn>,
-            "a handler takes (Request&) or () and returns Response, a string, a Status or "
-            "Task<one of those>");
+            "a handler takes (Request&), (), or Request& and typed parameters (Json<T>, "
+            "Query<T>), and returns Response, a string, a Status, a JSON result or Task<one of "
+            "those>");
         h.sync = [fn = Fn(std::forward<F>(f))](Request& r) mutable {
             return to_response(detail::call_handler(fn, r));
         };

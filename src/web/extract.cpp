@@ -1,0 +1,104 @@
+// Problem responses (RFC 9457) and the non-template parts of Json<T> and Query<T>.
+
+#include "vela/web/extract.hpp"
+
+#include "vela/base/ascii.hpp"
+
+namespace vela {
+
+namespace {
+
+struct ProblemItem {
+    std::string detail;
+    std::optional<std::string> pointer;    // RFC 9457's example: a JSON Pointer fragment
+    std::optional<std::string> parameter;  // a query parameter's name
+};
+VELA_REFLECT(ProblemItem, detail, pointer, parameter)
+
+// RFC 9457 section 3.1 members; "type" is about:blank, so "title" is the status phrase.
+struct Problem {
+    std::string_view type = "about:blank";
+    std::string_view title;
+    int status = 0;
+    std::string detail;
+    std::optional<std::vector<ProblemItem>> errors;
+};
+VELA_REFLECT(Problem, type, title, status, detail, errors)
+
+Response to_response(const Problem& p) {
+    json::WriteOptions lenient;
+    lenient.replace_invalid_utf8 = true;  // details may quote bytes from the request
+    std::string body;
+    (void)json::write_to(body, p, lenient);
+    return Response::with_body(static_cast<Status>(p.status), std::move(body), mime::problem_json);
+}
+
+Problem make_problem(Status status, std::string detail) {
+    Problem p;
+    p.title = reason_phrase(status);
+    p.status = code(status);
+    p.detail = std::move(detail);
+    return p;
+}
+
+}  // namespace
+
+Response problem_response(Status status, std::string_view detail) {
+    return to_response(make_problem(status, std::string(detail)));
+}
+
+Response problem_response(const json::Error& error) {
+    Problem p = make_problem(Status::BadRequest, "invalid JSON body: " + error.to_string());
+    p.errors.emplace().push_back(ProblemItem{error.message, "#" + error.pointer, std::nullopt});
+    return to_response(p);
+}
+
+namespace detail {
+
+// RFC 9110 section 8.3.1: media-type = type "/" subtype parameters, case-insensitive.
+bool is_json_media_type(std::string_view content_type) noexcept {
+    const std::string_view type = ascii::trim_ows(content_type.substr(0, content_type.find(';')));
+    const std::size_t slash = type.find('/');
+    if (slash == std::string_view::npos || slash == 0) return false;
+    const std::string_view subtype = type.substr(slash + 1);
+    if (ascii::iequals(type, "application/json")) return true;
+    return subtype.size() > 5 && ascii::iequals(subtype.substr(subtype.size() - 5), "+json");
+}
+
+Response unsupported_json_media_type(std::string_view content_type) {
+    std::string detail = "expected a JSON body (Content-Type: application/json), got ";
+    if (content_type.empty())
+        detail += "no Content-Type";
+    else
+        detail.append("'").append(content_type).append("'");
+    Response r = problem_response(Status::UnsupportedMediaType, detail);
+    r.add_header("Accept-Post", "application/json");  // RFC 9110 15.5.16 (pointers to formats)
+    return r;
+}
+
+Response query_problem(std::string_view name, std::string_view message) {
+    Problem p = make_problem(
+        Status::BadRequest, "query parameter '" + std::string(name) + "': " + std::string(message));
+    p.errors.emplace().push_back(
+        ProblemItem{std::string(message), std::nullopt, std::string(name)});
+    return to_response(p);
+}
+
+QueryParams::QueryParams(std::string_view q) {
+    while (!q.empty()) {
+        const std::size_t amp = q.find('&');
+        const std::string_view pair = q.substr(0, amp);
+        q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
+        if (pair.empty()) continue;
+        const std::size_t eq = pair.find('=');
+        auto& [k, v] = items.emplace_back();
+        const std::string_view raw_value =
+            eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+        if (!percent_decode(pair.substr(0, eq), k, true) || !percent_decode(raw_value, v, true))
+            malformed = true;
+    }
+}
+
+}  // namespace detail
+
+}  // namespace vela
