@@ -39,8 +39,7 @@ void Buffer::compact() noexcept {
     end_ = n;
 }
 
-void Buffer::ensure_writable(std::size_t n) {
-    if (cap_ - end_ >= n) return;
+void Buffer::grow(std::size_t n) {
     compact();
     if (cap_ - end_ >= n) return;
     std::size_t want = cap_ ? cap_ : 4096;

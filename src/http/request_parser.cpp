@@ -1,5 +1,6 @@
 #include "vela/http/request_parser.hpp"
 
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -78,6 +79,16 @@ bool field_value_ok(const char* p, std::size_t n) noexcept {
         if (!is_field_char(static_cast<unsigned char>(p[i]))) return false;
     return true;
 }
+
+constexpr unsigned kSeenPercent = 1, kSeenQuery = 2, kSeenDot = 4;
+constexpr std::array<unsigned char, 256> make_target_seen() {
+    std::array<unsigned char, 256> t{};
+    t['%'] = kSeenPercent;
+    t['?'] = kSeenQuery;
+    t['.'] = kSeenDot;
+    return t;
+}
+constexpr std::array<unsigned char, 256> kTargetSeen = make_target_seen();
 
 }  // namespace
 
@@ -179,7 +190,13 @@ ParseResult RequestParser::parse_request_line(std::string_view line, Request& re
         return fail(Status::BadRequest, "malformed method");
     std::string_view method = line.substr(0, i);
     std::size_t t = ++i;
-    while (i < line.size() && is_target_char(static_cast<unsigned char>(line[i]))) ++i;
+    // Note which characters that need work later appear at all, so clean targets (most of
+    // them) skip those scans.
+    unsigned seen = 0;
+    while (i < line.size() && is_target_char(static_cast<unsigned char>(line[i]))) {
+        seen |= kTargetSeen[static_cast<unsigned char>(line[i])];
+        ++i;
+    }
     if (i == t) return fail(Status::BadRequest, "empty request target");
     if (i == line.size() || line[i] != ' ')
         return fail(Status::BadRequest, "invalid character in request target or no version");
@@ -194,12 +211,13 @@ ParseResult RequestParser::parse_request_line(std::string_view line, Request& re
     Method m = method_from(method);
     req.set_method(m, method);
     if (m == Method::CONNECT) return fail(Status::NotImplemented, "CONNECT is not supported");
-    return parse_target(target, req);
+    return parse_target(target, req, seen);
 }
 
 // RFC 9112 3.2: origin-form, absolute-form, asterisk-form (authority-form is CONNECT only).
-ParseResult RequestParser::parse_target(std::string_view target, Request& req) {
-    if (!escapes_valid(target)) return fail(Status::BadRequest, "malformed percent-encoding");
+ParseResult RequestParser::parse_target(std::string_view target, Request& req, unsigned seen) {
+    if ((seen & kSeenPercent) && !escapes_valid(target))
+        return fail(Status::BadRequest, "malformed percent-encoding");
     std::string_view rest = target;
     if (target[0] != '/') {
         if (target == "*") {
@@ -221,18 +239,18 @@ ParseResult RequestParser::parse_target(std::string_view target, Request& req) {
         rest = end == std::string_view::npos ? std::string_view("/") : after.substr(end);
         if (rest[0] == '?') return fail(Status::BadRequest, "absolute-form without path");
     }
-    std::size_t q = rest.find('?');
+    std::size_t q = (seen & kSeenQuery) ? rest.find('?') : std::string_view::npos;
     std::string_view path = rest.substr(0, q);
     std::string_view query = q == std::string_view::npos ? std::string_view{} : rest.substr(q + 1);
     req.set_target(target, path, query);
-    if (path.find('%') != std::string_view::npos) {
+    if ((seen & kSeenPercent) && path.find('%') != std::string_view::npos) {
         std::string decoded;
         percent_decode(path, decoded, false);
         if (decoded.find('\0') != std::string::npos)
             return fail(Status::BadRequest, "NUL in decoded path");
         if (has_dot_segment(decoded)) return fail(Status::BadRequest, "dot segment in path");
         req.set_decoded_path(std::move(decoded));
-    } else if (has_dot_segment(path)) {
+    } else if ((seen & kSeenDot) && has_dot_segment(path)) {
         return fail(Status::BadRequest, "dot segment in path");
     }
     return ParseResult::complete;
@@ -270,7 +288,9 @@ ParseResult RequestParser::parse_fields(std::string_view fields, Request& req) {
         std::size_t v = c + 1;
         while (v < line.size() && is_ows(line[v])) ++v;
         std::size_t e = line.size();
-        if (!field_value_ok(line.data() + v, e - v))
+        // Host values are checked against the stricter Host characters below instead.
+        const bool is_host = c == 4 && ascii::iequals(line.substr(0, 4), "host");
+        if (!is_host && !field_value_ok(line.data() + v, e - v))
             return fail(Status::BadRequest, "invalid byte in field value");
         while (e > v && is_ows(line[e - 1])) --e;
         std::string_view value = line.substr(v, e - v);
@@ -280,7 +300,7 @@ ParseResult RequestParser::parse_fields(std::string_view fields, Request& req) {
 
         switch (name.size()) {
             case 4:
-                if (ascii::iequals(name, "host")) {
+                if (is_host) {
                     ++host_count;
                     host = value;
                 }

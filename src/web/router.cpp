@@ -100,7 +100,7 @@ void Router::add(Method method, std::string_view pattern, std::int32_t endpoint)
         all_methods_ |= bit(method);
     };
     if (pattern.find_first_of("{}") == std::string_view::npos) {
-        set(static_[pat]);
+        set(static_entry(pat));
         return;
     }
     // Walk (creating) the tree first; nothing is registered until the whole pattern is valid.
@@ -220,13 +220,44 @@ bool Router::match_node(const Node& n, std::string_view rest, Method method, Req
     return false;
 }
 
+Router::Endpoints& Router::static_entry(const std::string& path) {
+    if (const Endpoints* e = find_static(path)) return const_cast<Endpoints&>(*e);
+    // Keep the table at most half full.
+    if ((static_endpoints_.size() + 1) * 2 > static_slots_.size()) {
+        std::vector<StaticSlot> old = std::move(static_slots_);
+        static_slots_.assign(old.empty() ? 16 : old.size() * 2, StaticSlot{});
+        for (StaticSlot& s : old) {
+            if (!s.endpoints) continue;
+            std::size_t i = s.hash & (static_slots_.size() - 1);
+            while (static_slots_[i].endpoints) i = (i + 1) & (static_slots_.size() - 1);
+            static_slots_[i] = std::move(s);
+        }
+    }
+    static_endpoints_.push_back(std::make_unique<Endpoints>());
+    const std::uint64_t h = hash_path(path);
+    std::size_t i = h & (static_slots_.size() - 1);
+    while (static_slots_[i].endpoints) i = (i + 1) & (static_slots_.size() - 1);
+    static_slots_[i] = StaticSlot{h, path, static_endpoints_.back().get()};
+    return *static_endpoints_.back();
+}
+
+const Router::Endpoints* Router::find_static(std::string_view path) const noexcept {
+    if (static_slots_.empty()) return nullptr;
+    const std::uint64_t h = hash_path(path);
+    const std::size_t mask = static_slots_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+        const StaticSlot& s = static_slots_[i];
+        if (!s.endpoints) return nullptr;
+        if (s.hash == h && s.path == path) return s.endpoints;
+    }
+}
+
 Router::Match Router::match(Method method, std::string_view path, Request& req) const {
     Match m;
     if (method == Method::other) return m;
     req.clear_params();
-    auto it = static_.find(path);
-    if (it != static_.end()) {
-        std::int32_t id = pick(it->second, method, m.allowed, req);
+    if (const Endpoints* e = find_static(path)) {
+        std::int32_t id = pick(*e, method, m.allowed, req);
         if (id != kNone) {
             m.kind = Match::Kind::found;
             m.endpoint = id;

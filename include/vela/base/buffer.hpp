@@ -50,7 +50,9 @@ class Buffer {
     /// Drops everything.
     void clear() noexcept { begin_ = end_ = 0; }
     /// Makes room for `n` more bytes after the write cursor (compacts first, then grows).
-    void ensure_writable(std::size_t n);
+    void ensure_writable(std::size_t n) {
+        if (cap_ - end_ < n) grow(n);
+    }
     /// Moves unread bytes to the front of the allocation.
     void compact() noexcept;
     /// Appends bytes, growing as needed.
@@ -77,6 +79,8 @@ class Buffer {
     }
 
   private:
+    void grow(std::size_t n);
+
     char* data_ = nullptr;
     std::size_t cap_ = 0;
     std::size_t begin_ = 0;
@@ -107,7 +111,8 @@ class BufferPool {
     /// Takes `b`'s allocation back, leaving `b` empty; oversized ones (grown by large
     /// bodies) and those beyond max_free are freed instead.
     void release(Buffer& b) noexcept {
-        if (b.capacity() == buffer_size_ && free_.size() < free_.capacity() && free_.size() < max_free_) {
+        if (b.capacity() == buffer_size_ && free_.size() < free_.capacity() &&
+            free_.size() < max_free_) {
             free_.push_back(b.disown());
         } else {
             release_slow(b);

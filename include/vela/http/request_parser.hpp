@@ -74,7 +74,7 @@ class RequestParser {
     ParseResult find_head_end(const char* data, std::size_t n);
     ParseResult parse_head(char* data, Request& req);
     ParseResult parse_request_line(std::string_view line, Request& req);
-    ParseResult parse_target(std::string_view target, Request& req);
+    ParseResult parse_target(std::string_view target, Request& req, unsigned seen);
     ParseResult parse_fields(std::string_view fields, Request& req);
     ParseResult parse_body(char* data, std::size_t n, Request& req);
 

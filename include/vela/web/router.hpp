@@ -72,13 +72,22 @@ class Router {
     bool match_node(const Node& n, std::string_view rest, Method method, Request& req,
                     Match& m) const;
 
-    struct TransparentHash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const noexcept {
-            return std::hash<std::string_view>{}(s);
-        }
+    // Fully literal paths: an open-addressing table (power-of-two size, linear probing) keyed
+    // by an inlined FNV-1a hash; the stored hash is compared before the string.
+    struct StaticSlot {
+        std::uint64_t hash = 0;
+        std::string path;
+        Endpoints* endpoints = nullptr;  // null: empty slot
     };
-    std::unordered_map<std::string, Endpoints, TransparentHash, std::equal_to<>> static_;
+    static std::uint64_t hash_path(std::string_view s) noexcept {
+        std::uint64_t h = 0xcbf29ce484222325ull;
+        for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+        return h;
+    }
+    Endpoints& static_entry(const std::string& path);
+    const Endpoints* find_static(std::string_view path) const noexcept;
+    std::vector<StaticSlot> static_slots_;
+    std::vector<std::unique_ptr<Endpoints>> static_endpoints_;
     std::unique_ptr<Node> root_;
     std::uint16_t all_methods_ = 0;
 };
