@@ -10,6 +10,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -92,7 +93,7 @@ void append_path_key(std::string& path, std::string& pointer, std::string_view k
 }
 
 void render_path(const ReaderState& s, std::string& path, std::string& pointer) {
-    path = "$";
+    path.assign(1, '$');  // not = "$": GCC 12 -Wrestrict false positive at -O3
     pointer.clear();
     for (const Frame& f : s.frames) {
         if (!f.started) continue;
@@ -159,6 +160,25 @@ bool fail_container(ReaderState& s, simdjson::error_code e, std::string_view exp
     if (s.at_root && e == simdjson::INCOMPLETE_ARRAY_OR_OBJECT)
         return Reader(s).fail("unexpected end of input, or content after the value");
     return fail_code(s, e, expected);
+}
+
+// The first '"' or '\\' at or after p, eight bytes at a time. Reading past the key is safe:
+// the document is followed by SIMDJSON_PADDING bytes.
+const char* quote_or_backslash(const char* p) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ull;
+    constexpr std::uint64_t high = 0x8080808080808080ull;
+    if constexpr (std::endian::native == std::endian::little) {
+        for (;; p += 8) {
+            std::uint64_t x;
+            std::memcpy(&x, p, 8);
+            const std::uint64_t quote = x ^ (ones * '"');
+            const std::uint64_t slash = x ^ (ones * '\\');
+            const std::uint64_t m = (((quote - ones) & ~quote) | ((slash - ones) & ~slash)) & high;
+            if (m) return p + (std::countr_zero(m) >> 3);
+        }
+    }
+    while (*p != '"' && *p != '\\') ++p;
+    return p;
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -425,8 +445,7 @@ bool Reader::next_field(std::string_view& key) {
     if (auto e = (*f.fields).get(field)) return fail_code(s, e, "malformed object");
     // Keys without escapes are used in place; the rare escaped one is unescaped.
     const char* p = reinterpret_cast<const char*>(field.key().raw());
-    const char* q = p;
-    while (*q != '"' && *q != '\\') ++q;
+    const char* q = detail::quote_or_backslash(p);
     if (*q == '"') {
         key = std::string_view(p, static_cast<std::size_t>(q - p));
     } else if (auto e = field.unescaped_key().get(key)) {

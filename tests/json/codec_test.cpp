@@ -208,3 +208,24 @@ TEST(JsonCodec, EnumsAsStrings) {
 }
 
 }  // namespace codec_test
+
+namespace codec_test {
+
+TEST(JsonCodec, ReadingIntoAFilledVectorReplacesItsContents) {
+    std::vector<Opt> v(5, Opt{1, 2, 3});
+    ASSERT_FALSE(vela::json::read(R"([{"c":7},{"a":1,"c":8}])", v));
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_FALSE(v[0].a);
+    EXPECT_FALSE(v[0].b);
+    EXPECT_EQ(v[0].c, 7);
+    EXPECT_EQ(v[1].a, 1);
+    EXPECT_FALSE(v[1].b);
+    std::vector<bool> bits(4, true);
+    ASSERT_FALSE(vela::json::read("[false]", bits));
+    EXPECT_EQ(bits, std::vector<bool>{false});
+    std::vector<int> grow = {1};
+    ASSERT_FALSE(vela::json::read("[4,5,6]", grow));
+    EXPECT_EQ(grow, (std::vector<int>{4, 5, 6}));
+}
+
+}  // namespace codec_test

@@ -253,20 +253,24 @@ bool read_integer(Reader& r, T& v) {
     return true;
 }
 
+// Elements already in `v` are read into in place (their strings and vectors keep their
+// memory), so reading into the same vector again allocates little.
 template <class V>
 bool read_vector(Reader& r, V& v) {
     if (!r.begin_array()) return false;
-    v.clear();
-    while (r.next_element()) {
+    std::size_t n = 0;
+    for (; r.next_element(); ++n) {
         if constexpr (std::is_same_v<typename V::value_type, bool>) {
             bool b;
             if (!r.read_bool(b)) return false;
-            v.push_back(b);
-        } else if (!read_value(r, v.emplace_back())) {
+            n < v.size() ? void(v[n] = b) : v.push_back(b);
+        } else if (!read_value(r, n < v.size() ? v[n] : v.emplace_back())) {
             return false;
         }
     }
-    return r.ok();
+    if (!r.ok()) return false;
+    v.resize(n);
+    return true;
 }
 
 template <class E, std::size_t N>
