@@ -7,12 +7,12 @@
 namespace vela {
 
 Buffer::Buffer(std::size_t capacity) {
-    data_ = static_cast<char*>(std::malloc(capacity));
-    if (!data_) throw std::bad_alloc();
+    // operator new rather than malloc: allocation-counting tests see buffers too.
+    data_ = static_cast<char*>(::operator new(capacity));
     cap_ = capacity;
 }
 
-Buffer::~Buffer() { std::free(data_); }
+Buffer::~Buffer() { ::operator delete(data_); }
 
 Buffer::Buffer(Buffer&& o) noexcept
     : data_(std::exchange(o.data_, nullptr)),
@@ -22,7 +22,7 @@ Buffer::Buffer(Buffer&& o) noexcept
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
     if (this != &o) {
-        std::free(data_);
+        ::operator delete(data_);
         data_ = std::exchange(o.data_, nullptr);
         cap_ = std::exchange(o.cap_, 0);
         begin_ = std::exchange(o.begin_, 0);
@@ -44,20 +44,21 @@ void Buffer::grow(std::size_t n) {
     if (cap_ - end_ >= n) return;
     std::size_t want = cap_ ? cap_ : 4096;
     while (want - end_ < n) want *= 2;
-    char* p = static_cast<char*>(std::realloc(data_, want));
-    if (!p) throw std::bad_alloc();
+    char* p = static_cast<char*>(::operator new(want));
+    if (end_) std::memcpy(p, data_, end_);  // compacted above: the bytes start at 0
+    ::operator delete(data_);
     data_ = p;
     cap_ = want;
 }
 
 void Buffer::reset() noexcept {
-    std::free(data_);
+    ::operator delete(data_);
     data_ = nullptr;
     cap_ = begin_ = end_ = 0;
 }
 
 BufferPool::~BufferPool() {
-    for (char* p : free_) std::free(p);
+    for (char* p : free_) ::operator delete(p);
 }
 
 void BufferPool::release_slow(Buffer& b) noexcept {

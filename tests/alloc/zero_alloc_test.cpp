@@ -6,6 +6,7 @@
 // is the server (on its loop thread) and raw send/recv calls in the test.
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,31 +15,43 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "vela/net/socket.hpp"
 #include "vela/vela.hpp"
 
 namespace {
 std::atomic<std::uint64_t> g_news{0};
-}
+std::atomic<long long> g_live_bytes{0};  // bytes held through operator new right now
+}  // namespace
 
 // The replacements below pair malloc with free on purpose.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
-void* operator new(std::size_t n) {
+namespace {
+void* counted_alloc(std::size_t n) {
     g_news.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
+    void* p = std::malloc(n ? n : 1);
+    if (!p) throw std::bad_alloc();
+    g_live_bytes.fetch_add(static_cast<long long>(malloc_usable_size(p)),
+                           std::memory_order_relaxed);
+    return p;
 }
-void* operator new[](std::size_t n) {
-    g_news.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
+void counted_free(void* p) noexcept {
+    if (!p) return;
+    g_live_bytes.fetch_sub(static_cast<long long>(malloc_usable_size(p)),
+                           std::memory_order_relaxed);
+    std::free(p);
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_alloc(n); }
+void* operator new[](std::size_t n) { return counted_alloc(n); }
+void operator delete(void* p) noexcept { counted_free(p); }
+void operator delete[](void* p) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
 
 namespace {
 
@@ -141,6 +154,30 @@ TEST_F(ZeroAlloc, PipelinedBatchAllocatesNothing) {
     const std::uint64_t before = g_news.load();
     for (int i = 0; i < 200; ++i) run_batch();
     EXPECT_EQ(g_news.load() - before, 0u);
+}
+
+// An idle keep-alive connection holds its connection object and nothing else: read and
+// write buffers go back to the loop's pool and the Request object to the worker's.
+TEST_F(ZeroAlloc, IdleKeepAliveConnectionHoldsUnderOneKilobyte) {
+    const char* hello = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+    ASSERT_TRUE(round_trip(fd, hello, "Hello, World!"));  // warm the pools
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    constexpr int kConns = 200;
+    std::vector<int> fds;
+    fds.reserve(kConns);
+    const long long before = g_live_bytes.load();
+    for (int i = 0; i < kConns; ++i) {
+        int c = vela::net::connect_tcp("127.0.0.1", app.port());
+        ASSERT_GE(c, 0);
+        ASSERT_TRUE(round_trip(c, hello, "Hello, World!"));
+        fds.push_back(c);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the loop go idle
+    const long long per_conn = (g_live_bytes.load() - before) / kConns;
+    for (int c : fds) ::close(c);
+    EXPECT_LE(per_conn, 1024) << "bytes held per idle keep-alive connection";
+    EXPECT_GT(per_conn, 0) << "the accounting must see the connection objects";
+    std::printf("idle keep-alive connection: %lld bytes of heap\n", per_conn);
 }
 
 TEST_F(ZeroAlloc, AsyncRouteDoesCreateFrames) {
