@@ -116,8 +116,9 @@ void EpollBackend::do_accept(IoHandle& h) {
     }
 }
 
-void EpollBackend::poll(int timeout_ms) {
+void EpollBackend::poll(int timeout_ms, IoSink& woke) {
     int n = epoll_wait(epfd_, events_, 256, timeout_ms);
+    woke.on_ready();
     for (int i = 0; i < n; ++i) {
         auto* h = static_cast<IoHandle*>(events_[i].data.ptr);
         const std::uint32_t ev = events_[i].events;

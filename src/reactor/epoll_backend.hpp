@@ -23,7 +23,7 @@ class EpollBackend final : public IoBackend {
     void stop_reading(IoHandle& h) override { h.reading = false; }
     ssize_t write_from(IoHandle& h, const iovec* iov, int iovcnt) override;
     void set_accepting(IoHandle& h, bool on) override;
-    void poll(int timeout_ms) override;
+    void poll(int timeout_ms, IoSink& woke) override;
 
   private:
     static void do_read(IoHandle& h);

@@ -39,6 +39,16 @@ class Loop::WakeSink final : public IoSink {
     Loop& loop_;
 };
 
+// Reads the clock between a wait and its completions.
+class Loop::ClockSink final : public IoSink {
+  public:
+    explicit ClockSink(Loop& l) : loop_(l) {}
+    void on_ready() override { loop_.refresh_clock(); }
+
+  private:
+    Loop& loop_;
+};
+
 class Loop::SignalSink final : public IoSink {
   public:
     SignalSink(int fd, std::function<void(int)> fn) : fd_(fd), fn_(std::move(fn)) {}
@@ -203,9 +213,9 @@ void Loop::run() {
     Loop* prev = t_current;
     t_current = this;
     running_.store(true, std::memory_order_release);
+    ClockSink clock(*this);
     while (!stop_.load(std::memory_order_acquire)) {
-        io_->poll(poll_timeout());
-        refresh_clock();
+        io_->poll(poll_timeout(), clock);
         run_deferred();
         run_posted();
         run_timers();

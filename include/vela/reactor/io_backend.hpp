@@ -75,8 +75,10 @@ class IoBackend {
     virtual ssize_t write_from(IoHandle& h, const iovec* iov, int iovcnt) = 0;
     /// Pauses (false) or resumes (true) accepting on a listener.
     virtual void set_accepting(IoHandle& h, bool on) = 0;
-    /// Waits up to `timeout_ms` (-1: forever) and runs the completions that are due.
-    virtual void poll(int timeout_ms) = 0;
+    /// Waits up to `timeout_ms` (-1: forever), calls `woke.on_ready()`, then runs the
+    /// completions that are due. The loop reads its clock in `woke`: completions after a long
+    /// wait must not see the time at which it began.
+    virtual void poll(int timeout_ms, IoSink& woke) = 0;
 };
 
 }  // namespace vela

@@ -98,6 +98,7 @@ class Loop {
         }
     };
     class WakeSink;
+    class ClockSink;
     class SignalSink;
 
     void refresh_clock() noexcept;
