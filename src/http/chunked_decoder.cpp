@@ -48,8 +48,10 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
                     ++digits_;
                 } else if (digits_ == 0) {
                     return fail(Status::BadRequest);
-                } else if (c == ';' || c == ' ' || c == '\t') {
-                    state_ = State::ext;  // chunk-ext (BWS ";" ...), syntax-checked loosely
+                } else if (c == ';') {
+                    state_ = State::ext;  // chunk-ext, syntax-checked loosely after the ';'
+                } else if (c == ' ' || c == '\t') {
+                    state_ = State::ext_bws;
                 } else if (c == '\r') {
                     state_ = State::size_lf;
                 } else {
@@ -57,6 +59,14 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
                 }
                 if (c != '\r' && ++line_len_ > limits_->max_chunk_line)
                     return fail(Status::BadRequest);
+                break;
+            case State::ext_bws:  // chunk-ext = *( BWS ";" ... ): only ';' may end the BWS
+                if (c == ';') {
+                    state_ = State::ext;
+                } else if (c != ' ' && c != '\t') {
+                    return fail(Status::BadRequest);
+                }
+                if (++line_len_ > limits_->max_chunk_line) return fail(Status::BadRequest);
                 break;
             case State::ext:
                 if (c == '\r') {

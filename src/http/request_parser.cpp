@@ -80,6 +80,43 @@ bool field_value_ok(const char* p, std::size_t n) noexcept {
     return true;
 }
 
+// RFC 9112 3.2, RFC 3986 3.2.2-3.2.3: Host = uri-host [ ":" port ]. uri-host is a bracketed
+// IPv6 literal, or a reg-name / IPv4 address (no ':' or brackets); port is digits. Strict
+// choices: IPvFuture literals are refused, and so is a port without a host.
+bool host_valid(std::string_view h) noexcept {
+    std::size_t i = 0;
+    bool percent = false;
+    if (!h.empty() && h[0] == '[') {
+        i = h.find(']');
+        if (i == std::string_view::npos || i == 1) return false;
+        for (std::size_t k = 1; k < i; ++k)
+            if (!is_hex(static_cast<unsigned char>(h[k])) && h[k] != ':' && h[k] != '.')
+                return false;
+        ++i;
+    } else {
+        for (; i < h.size() && h[i] != ':'; ++i) {
+            const char c = h[i];
+            if (!is_host_char(static_cast<unsigned char>(c)) || c == '[' || c == ']') return false;
+            percent = percent || c == '%';
+        }
+        if (i == 0 && i < h.size()) return false;  // ":80"
+        if (percent && !escapes_valid(h.substr(0, i))) return false;
+    }
+    if (i == h.size()) return true;
+    if (h[i] != ':') return false;
+    for (++i; i < h.size(); ++i)
+        if (h[i] < '0' || h[i] > '9') return false;
+    return true;
+}
+
+// RFC 9112 3: the request line ends with SP HTTP-version ("HTTP/" DIGIT "." DIGIT).
+bool ends_with_version(const char* p, std::size_t n) noexcept {
+    if (n < 9) return false;
+    p += n - 9;
+    return p[0] == ' ' && std::memcmp(p + 1, "HTTP/", 5) == 0 && p[6] >= '0' && p[6] <= '9' &&
+           p[7] == '.' && p[8] >= '0' && p[8] <= '9';
+}
+
 constexpr unsigned kSeenPercent = 1, kSeenQuery = 2, kSeenDot = 4;
 constexpr std::array<unsigned char, 256> make_target_seen() {
     std::array<unsigned char, 256> t{};
@@ -158,6 +195,10 @@ ParseResult RequestParser::find_head_end(const char* data, std::size_t n) {
             line_end_ = i + 1;
             if (line_end_ - start_ - 2 > limits_->max_request_line)
                 return fail(Status::UriTooLong, "request line too long");
+            // Checked as soon as the line is complete: a line without a version (HTTP/0.9's
+            // "GET /") is answered now, not after a header section that will never come.
+            if (!ends_with_version(data + start_, i - 1 - start_))
+                return fail(Status::BadRequest, "request line without HTTP version");
         } else if (i + 1 - line_end_ > limits_->max_header_bytes) {
             return fail(Status::RequestHeaderFieldsTooLarge, "header section too large");
         }
@@ -233,7 +274,7 @@ ParseResult RequestParser::parse_target(std::string_view target, Request& req, u
         std::string_view after = target.substr(scheme_len);
         std::size_t end = after.find_first_of("/?");
         std::string_view authority = after.substr(0, end);
-        if (authority.empty() || authority.find('@') != std::string_view::npos)
+        if (authority.empty() || !host_valid(authority))
             return fail(Status::BadRequest, "malformed authority");
         req.set_host(authority);  // RFC 9112 3.2.2: replaces the Host field
         rest = end == std::string_view::npos ? std::string_view("/") : after.substr(end);
@@ -356,9 +397,7 @@ ParseResult RequestParser::parse_fields(std::string_view fields, Request& req) {
     // RFC 9112 3.2: exactly one valid Host in HTTP/1.1, at most one in HTTP/1.0.
     if (host_count > 1) return fail(Status::BadRequest, "repeated Host");
     if (host_count == 0 && req.version() == 11) return fail(Status::BadRequest, "missing Host");
-    for (char h : host)
-        if (!is_host_char(static_cast<unsigned char>(h)))
-            return fail(Status::BadRequest, "invalid Host");
+    if (!host_valid(host)) return fail(Status::BadRequest, "invalid Host");
     if (req.host().empty()) req.set_host(host);
 
     // RFC 9112 6.1-6.3: message body framing.

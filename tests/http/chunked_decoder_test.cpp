@@ -150,6 +150,10 @@ const Invalid kInvalid[] = {
     {"data_followed_by_cr_only", "5\r\nhello\rX0\r\n\r\n", 400},
     {"extension_control_byte", "5;a\x01\r\nhello\r\n0\r\n\r\n", 400},
     {"extension_bare_lf", "5;a\nhello\r\n0\r\n\r\n", 400},
+    // Regression: any text after whitespace following the size was taken as an extension.
+    {"size_then_text", "5 xyz\r\nhello\r\n0\r\n\r\n", 400},
+    {"size_then_space", "5 \r\nhello\r\n0\r\n\r\n", 400},
+    {"size_then_second_number", "5 6\r\nhello\r\n0\r\n\r\n", 400},
     {"trailer_obs_fold", "0\r\nX: a\r\n b\r\n\r\n", 400},
     {"trailer_without_colon", "0\r\nXYZ\r\n\r\n", 400},
     {"trailer_empty_name", "0\r\n: v\r\n\r\n", 400},

@@ -184,6 +184,21 @@ const Row kRows[] = {
     err("host_with_space", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
     err("host_with_slash", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400),
     err("host_with_userinfo", "GET / HTTP/1.1\r\nHost: u@h\r\n\r\n", 400),
+    // Regression: Host was checked for its characters only, so these passed (RFC 9112 3.2
+    // requires 400 for an invalid Host value).
+    err("host_port_not_digits", "GET / HTTP/1.1\r\nHost: h:8o\r\n\r\n", 400),
+    err("host_two_ports", "GET / HTTP/1.1\r\nHost: h:1:2\r\n\r\n", 400),
+    err("host_port_without_host", "GET / HTTP/1.1\r\nHost: :80\r\n\r\n", 400),
+    err("host_unclosed_ipv6", "GET / HTTP/1.1\r\nHost: [::1:80\r\n\r\n", 400),
+    err("host_after_ipv6_not_port", "GET / HTTP/1.1\r\nHost: [::1]x\r\n\r\n", 400),
+    err("host_bracket_in_name", "GET / HTTP/1.1\r\nHost: a]b\r\n\r\n", 400),
+    err("host_bad_escape", "GET / HTTP/1.1\r\nHost: a%zz\r\n\r\n", 400),
+    err("absolute_form_port_not_digits", "GET http://h:x/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+    ok("host_empty_port", "GET / HTTP/1.1\r\nHost: h:\r\n\r\n", GET, "/").host_is("h:"),
+    ok("host_ipv4", "GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n", GET, "/").host_is("127.0.0.1:80"),
+    // Regression: a request line without a version (HTTP/0.9) waited for a header section
+    // that never came, and was answered 408 by the header timeout instead of 400.
+    err("http09_request_line_alone", "GET /\r\n", 400),
 
     // Field lines (RFC 9112 5, 2.2).
     ok("field_value_obs_text", "GET / HTTP/1.1\r\nHost: h\r\nX: caf\xC3\xA9\r\n\r\n", GET, "/"),

@@ -38,6 +38,7 @@ class ChunkedDecoder {
 
     enum class State : std::uint8_t {
         size,
+        ext_bws,
         ext,
         size_lf,
         data,

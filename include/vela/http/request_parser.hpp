@@ -16,7 +16,10 @@
 // - Content-Length must be plain digits and appear once (no comma lists, no repeats).
 // - Transfer-Encoding with Content-Length, Transfer-Encoding in HTTP/1.0, and chunked not
 //   last or repeated are rejected; a coding other than chunked gets 501.
-// - HTTP/1.1 requests need exactly one Host field with valid characters.
+// - A request line that does not end in " HTTP/x.y" is rejected as soon as it is complete.
+// - HTTP/1.1 requests need exactly one Host field; Host and an absolute-form authority must
+//   be uri-host [":" port] (a bracketed IPv6 literal or a reg-name; no IPvFuture, no
+//   userinfo, digits-only port, no port without a host).
 // - The target must use RFC 3986 characters only ('#' and raw spaces are rejected);
 //   percent escapes must be complete; a decoded NUL or a "." / ".." path segment is rejected.
 // - Versions other than HTTP/1.0 and HTTP/1.x get 505; CONNECT gets 501 (not a proxy).
