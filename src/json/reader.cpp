@@ -217,6 +217,14 @@ const char* next_token(ReaderState& s) {
     return loc;
 }
 
+// The slow path of next_field: a key with escapes.
+[[gnu::noinline]] bool escaped_key(ReaderState& s, od::field& field, std::string_view& key) {
+    if (auto e = field.unescaped_key().get(key)) return fail_code(s, e, "malformed key");
+    s.frames.back().key = key;
+    s.cur = std::move(field).value();
+    return true;
+}
+
 // Steps into the current value as an object (or array): a new frame on the stack.
 template <bool Object>
 bool enter(ReaderState& s) {
@@ -233,15 +241,17 @@ bool enter(ReaderState& s) {
     else
         e = on_current(s, [](auto& v) { return v.get_array(); }).get(c);
     if (e) return fail_container(s, e, expected);
-    Frame f;
+    Frame& f = s.frames.emplace_back();
     f.is_object = Object;
     if constexpr (Object)
         e = c.begin().get(f.fields);
     else
         e = c.begin().get(f.elements);
-    if (e) return fail_code(s, e, expected);
+    if (e) {
+        s.frames.pop_back();
+        return fail_code(s, e, expected);
+    }
     s.at_root = false;
-    s.frames.push_back(f);
     return true;
 }
 
@@ -431,7 +441,8 @@ bool Reader::begin_array() { return detail::enter<false>(*s_); }
 
 bool Reader::next_field(std::string_view& key) {
     detail::ReaderState& s = *s_;
-    if (s.failed) return false;
+    if (s.failed) [[unlikely]]
+        return false;
     detail::Frame& f = s.frames.back();
     if (f.started)
         ++f.fields;
@@ -441,18 +452,16 @@ bool Reader::next_field(std::string_view& key) {
         s.frames.pop_back();
         return false;
     }
-    od::field field;
-    if (auto e = (*f.fields).get(field)) return fail_code(s, e, "malformed object");
+    auto field = *f.fields;
+    if (field.error()) [[unlikely]]
+        return fail_code(s, field.error(), "malformed object");
     // Keys without escapes are used in place; the rare escaped one is unescaped.
-    const char* p = reinterpret_cast<const char*>(field.key().raw());
+    const char* p = reinterpret_cast<const char*>(field.value_unsafe().key().raw());
     const char* q = detail::quote_or_backslash(p);
-    if (*q == '"') {
-        key = std::string_view(p, static_cast<std::size_t>(q - p));
-    } else if (auto e = field.unescaped_key().get(key)) {
-        return fail_code(s, e, "malformed key");
-    }
-    f.key = key;
-    s.cur = field.value();
+    if (*q != '"') [[unlikely]]
+        return detail::escaped_key(s, field.value_unsafe(), key);
+    key = f.key = std::string_view(p, static_cast<std::size_t>(q - p));
+    s.cur = std::move(field.value_unsafe()).value();
     return true;
 }
 

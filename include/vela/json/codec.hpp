@@ -382,7 +382,8 @@ bool read_value(Reader& r, T& v) {
     } else if constexpr (std::is_same_v<T, std::string>) {
         std::string_view s;
         if (!r.read_string(s)) return false;
-        v.assign(s);
+        v.clear();  // clear + append: cheaper than assign's overlap checks
+        v.append(s.data(), s.size());
         return true;
     } else if constexpr (is_optional<T>::value) {
         if (r.read_null()) {
