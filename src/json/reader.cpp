@@ -479,7 +479,10 @@ bool Reader::next_element() {
         s.frames.pop_back();
         return false;
     }
-    if (auto e = (*f.elements).get(s.cur)) return fail_code(s, e, "malformed array");
+    auto element = *f.elements;
+    if (element.error()) [[unlikely]]
+        return fail_code(s, element.error(), "malformed array");
+    s.cur = std::move(element.value_unsafe());
     return true;
 }
 
