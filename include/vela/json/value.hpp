@@ -73,14 +73,19 @@ class Value {
 
     /// The kind.
     Type type() const noexcept { return static_cast<Type>(v_.index()); }
+    /// True for null.
     bool is_null() const noexcept { return type() == Type::null; }
+    /// True for true or false.
     bool is_bool() const noexcept { return type() == Type::boolean; }
-    /// Any number (int64, uint64 or double).
+    /// True for any number (int64, uint64 or double).
     bool is_number() const noexcept {
         return type() == Type::int64 || type() == Type::uint64 || type() == Type::float64;
     }
+    /// True for a string.
     bool is_string() const noexcept { return type() == Type::string; }
+    /// True for an array.
     bool is_array() const noexcept { return type() == Type::array; }
+    /// True for an object.
     bool is_object() const noexcept { return type() == Type::object; }
 
     /// The boolean; throws std::logic_error for another kind.

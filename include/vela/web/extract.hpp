@@ -141,9 +141,13 @@ template <class T>
 struct Holder {
     T value;
 
+    /// The value.
     T& operator*() noexcept { return value; }
+    /// The value.
     const T& operator*() const noexcept { return value; }
+    /// The value's members.
     T* operator->() noexcept { return &value; }
+    /// The value's members.
     const T* operator->() const noexcept { return &value; }
 };
 

@@ -41,10 +41,21 @@ inline Response to_response(const char* s) { return Response(s); }
 inline Response to_response(Status s) noexcept { return Response(s); }
 inline Response to_response(int status) noexcept { return Response(static_cast<Status>(status)); }
 
-/// Types a handler returns as a JSON body.
+namespace detail {
 template <class T>
-concept JsonResult = json::Reflected<T> || std::same_as<T, json::Value> ||
-    (json::detail::is_vector<T>::value&& json::is_writable<typename T::value_type>());
+constexpr bool json_result() {
+    if constexpr (json::Reflected<T> || std::is_same_v<T, json::Value>)
+        return true;
+    else if constexpr (json::detail::is_vector<T>::value)
+        return json::is_writable<typename T::value_type>();
+    else
+        return false;
+}
+}  // namespace detail
+
+/// Types a handler returns as a JSON body: reflected structs, json::Value, vectors of JSON.
+template <class T>
+concept JsonResult = detail::json_result<T>();
 
 /// `v` as a JSON response. The body is reserved from the size of the previous one of the
 /// same type, so a steady stream of similar responses allocates once each.
@@ -58,8 +69,12 @@ Response json_response(const T& v, Status s = Status::OK) {
     return Response::json(std::move(body), s);
 }
 
-template <class T>
-requires JsonResult<T> Response to_response(const T& v) { return json_response(v); }
+/// A JSON result as a 200 application/json response.
+template <JsonResult T>
+Response to_response(const T& v) {
+    return json_response(v);
+}
+/// The T of a Json<T> as a 200 application/json response.
 template <class T, json::ParseOptions O>
 Response to_response(const Json<T, O>& v) {
     return json_response(v.value);
