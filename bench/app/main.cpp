@@ -1,6 +1,6 @@
 // vela's side of the benchmark scenarios (../shared/BENCH.md), with the payloads of the
 // public C++ framework comparisons.
-//   vela_bench_app [--port N] [--threads N]
+//   vela_bench_app [--port N] [--threads N] [--host ADDR]   (ADDR: listen there only)
 //
 // The json and echo scenarios use vela's JSON: reflected structs serialized per request, and
 // the echo body parsed into a struct (simdjson) and written back.
@@ -42,8 +42,10 @@ VELA_REFLECT(Person, name, age, email)
 
 int main(int argc, char** argv) {
     unsigned port = 8080, threads = 0;
+    std::string host;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--port")) port = static_cast<unsigned>(std::atoi(argv[i + 1]));
+        if (!std::strcmp(argv[i], "--host")) host = argv[i + 1];
         if (!std::strcmp(argv[i], "--threads"))
             threads = static_cast<unsigned>(std::atoi(argv[i + 1]));
     }
@@ -85,5 +87,10 @@ int main(int argc, char** argv) {
         g.get("", [body] { return vela::Response::json(body); });
     }
 
-    return app.listen(static_cast<std::uint16_t>(port)).run(threads);
+    if (host.empty()) {
+        app.listen(static_cast<std::uint16_t>(port));
+    } else {
+        app.listen(host + ":" + std::to_string(port));
+    }
+    return app.run(threads);
 }
