@@ -31,9 +31,12 @@ bool type_accepts(ParamType t, std::string_view s) noexcept {
     switch (t) {
         case ParamType::any:
             return true;
-        case ParamType::int_:
-            if (!s.empty() && s[0] == '-') s.remove_prefix(1);
-            return digits(s);
+        case ParamType::int_: {  // what Request::param_int() can read back
+            long long v;
+            if (s.empty() || s[0] == '+') return false;
+            auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            return ec == std::errc{} && p == s.data() + s.size();
+        }
         case ParamType::uint_:
             return digits(s);
         case ParamType::float_: {

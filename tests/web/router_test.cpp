@@ -78,6 +78,23 @@ TEST(Router, TypedIntRejectsOtherSegmentsWith404) {
     }
 }
 
+// Regression (found by fuzz_router): {id:int} took any 19-digit number, so a value beyond
+// the 64-bit range matched and the handler's param_int() then had no value.
+TEST(Router, TypedIntMatchesOnlyValuesParamIntCanRead) {
+    Router r;
+    r.add(Method::GET, "/items/{id:int}", 1);
+    for (const char* bad : {"/items/9411717280547280541", "/items/9223372036854775808",
+                            "/items/-9223372036854775809", "/items/-9999999999999999999"}) {
+        EXPECT_EQ(match(r, Method::GET, bad).kind, Kind::not_found) << bad;
+    }
+    Matched max = match(r, Method::GET, "/items/9223372036854775807");
+    ASSERT_EQ(max.endpoint, 1);
+    EXPECT_EQ(max.req.param_int("id"), 9223372036854775807LL);
+    Matched min = match(r, Method::GET, "/items/-9223372036854775808");
+    ASSERT_EQ(min.endpoint, 1);
+    EXPECT_EQ(min.req.param_int("id"), -9223372036854775807LL - 1);
+}
+
 TEST(Router, TypedUintUuidAlphaFloat) {
     Router r;
     r.add(Method::GET, "/u/{v:uint}", 1);
