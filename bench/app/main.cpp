@@ -1,4 +1,4 @@
-// vela's side of the benchmark scenarios (../shared/BENCH.md), with the payloads of the
+// vela's side of the benchmark scenarios (docs/benchmarks.md), with the payloads of the
 // public C++ framework comparisons.
 //   vela_bench_app [--port N] [--threads N] [--host ADDR]   (ADDR: listen there only)
 //

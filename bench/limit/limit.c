@@ -1,6 +1,6 @@
 /*
  * vela_limit: the "limit server", the reference ceiling for vela's
- * plaintext benchmarks (see BENCH.md).
+ * plaintext benchmarks (see docs/benchmarks.md).
  *
  * One thread, one level-triggered epoll loop, nothing else. For every
  * complete request it receives it appends one canned "Hello, World!"

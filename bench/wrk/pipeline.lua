@@ -1,4 +1,4 @@
--- pipeline.lua: wrk script for the "pipe16" scenario (see BENCH.md).
+-- pipeline.lua: wrk script for the "pipe16" scenario (see docs/benchmarks.md).
 -- Each write carries 16 pipelined GET requests for the URL's path; wrk
 -- counts the 16 responses as 16 requests. Another depth can be passed
 -- after "--", e.g. `wrk ... -s pipeline.lua URL -- 32`.

@@ -1,4 +1,4 @@
-// Malformed and hostile requests over a real socket (DESIGN.md "Bad input"): each gets its
+// Malformed and hostile requests over a real socket (docs/guide.md, "Limits and timeouts"): each gets its
 // precise status and a closed connection, nothing after it on the connection is answered,
 // and the server keeps serving fresh connections.
 

@@ -1,4 +1,4 @@
-// vela_peer_httplib: the cpp-httplib peer for bench/run (see BENCH.md).
+// vela_peer_httplib: the cpp-httplib peer for bench/run (see docs/benchmarks.md).
 //
 // It serves the same endpoints as vela's bench app, so the two can be
 // measured side by side:
