@@ -2,8 +2,8 @@
 //
 // Each library parses text into the same C++ structs and serializes those structs back to
 // text, the way a handler uses JSON: RapidJSON through its DOM and its Writer, nlohmann
-// through from_json/to_json. Two documents: a ~60-byte object (the echo body of the bench scenarios)
-// and an array of 10,000 objects (~1 MB). bytes_per_second is the JSON text's size.
+// through from_json/to_json. Two documents: a ~60-byte object (the echo body of the bench
+// scenarios) and an array of 10,000 objects (~1 MB). bytes_per_second is the JSON text's size.
 // RapidJSON and nlohmann are compiled in only when their headers are found.
 
 #include <benchmark/benchmark.h>

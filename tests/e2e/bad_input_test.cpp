@@ -1,5 +1,5 @@
-// Malformed and hostile requests over a real socket (docs/guide.md, "Limits and timeouts"): each gets its
-// precise status and a closed connection, nothing after it on the connection is answered,
+// Malformed and hostile requests over a real socket (docs/guide.md, "Limits and timeouts"): each
+// gets its precise status and a closed connection, nothing after it on the connection is answered,
 // and the server keeps serving fresh connections.
 
 #include <gtest/gtest.h>
