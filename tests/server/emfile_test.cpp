@@ -63,6 +63,11 @@ double process_cpu_seconds() {
 }
 
 TEST(Emfile, ShedsConnectionsWithoutSpinningAndRecovers) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    // The sanitizers' own checks need spare descriptors (UBSan's vptr check probes memory
+    // through a pipe), so they misreport once the process is out of them.
+    GTEST_SKIP() << "needs free file descriptors that a sanitizer runtime would take";
+#endif
     vela::log::set_level(vela::log::Level::error);
     vela::App app;
     app.get("/", [] { return "ok"; });
