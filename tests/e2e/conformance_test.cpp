@@ -1,8 +1,8 @@
 // RFC 9112 conformance over a real socket: one table row per case, the raw bytes sent, the
 // status expected (or none: the server just closes), and whether the connection must close.
 // After every row a fresh connection must still get 200 on GET /. The rows complement
-// bad_input_test.cpp (none repeats one of its rows): request smuggling in all its known
-// HTTP/1.1 shapes, line endings, control bytes, field syntax, limits, percent-encoding, path
+// bad_input_test.cpp (none repeats one of its rows): request smuggling in the known HTTP/1.1
+// shapes, line endings, control bytes, field syntax, limits, percent-encoding, path
 // traversal, foreign protocol prefaces, requests cut short, and pipelining after an error.
 // Where the RFC leaves a choice, the row's comment says which one vela takes and why.
 
@@ -68,9 +68,6 @@ const std::string kChunkedHello = "5\r\nhello\r\n0\r\n\r\n";
 std::string post(const std::string& fields, const std::string& body) {
     return "POST /echo HTTP/1.1\r\n" + kHost + fields + "\r\n" + body;
 }
-std::string chunked_post(const std::string& te_line, const std::string& body) {
-    return post(te_line, body);
-}
 std::string get(const std::string& target, const std::string& fields = kHost) {
     return "GET " + target + " HTTP/1.1\r\n" + fields + "\r\n";
 }
@@ -99,14 +96,14 @@ std::vector<Case> smuggling_cases() {
          400},
         {"cl_space_before_colon", post("Content-Length : 5\r\n", "hello") + kSmuggled, 400},
         // OWS around a field value is not part of it (RFC 9112 5): these are plain chunked.
-        {"te_trailing_space", chunked_post("Transfer-Encoding: chunked \r\n", kChunkedHello), 200,
+        {"te_trailing_space", post("Transfer-Encoding: chunked \r\n", kChunkedHello), 200,
          Conn::keep, "hello"},
-        {"te_tab_value", chunked_post("Transfer-Encoding:\tchunked\r\n", kChunkedHello), 200,
-         Conn::keep, "hello"},
+        {"te_tab_value", post("Transfer-Encoding:\tchunked\r\n", kChunkedHello), 200, Conn::keep,
+         "hello"},
         // Coding names and field names are case-insensitive (RFC 9112 7, RFC 9110 5.1).
-        {"te_uppercase_value", chunked_post("Transfer-Encoding: CHUNKED\r\n", kChunkedHello), 200,
+        {"te_uppercase_value", post("Transfer-Encoding: CHUNKED\r\n", kChunkedHello), 200,
          Conn::keep, "hello"},
-        {"te_lowercase_name", chunked_post("transfer-encoding: chunked\r\n", kChunkedHello), 200,
+        {"te_lowercase_name", post("transfer-encoding: chunked\r\n", kChunkedHello), 200,
          Conn::keep, "hello"},
         // chunked must be the final coding, else the length is unknowable: 400 and close
         // (RFC 9112 6.3 rule 4).
@@ -137,7 +134,7 @@ std::vector<Case> smuggling_cases() {
         // An empty list element is ignored (RFC 9110 5.6.1 requires it), so an empty second
         // field leaves chunked last: the body is chunked.
         {"te_chunked_then_empty_field",
-         chunked_post("Transfer-Encoding: chunked\r\nTransfer-Encoding:\r\n", kChunkedHello), 200,
+         post("Transfer-Encoding: chunked\r\nTransfer-Encoding:\r\n", kChunkedHello), 200,
          Conn::keep, "hello"},
         // Well-framed (chunked is last) but gzip is not a coding vela decodes: 501 (RFC 9112
         // 6.1), and the connection closes since the body is not read.
@@ -294,6 +291,12 @@ std::vector<Case> syntax_cases() {
         // HTTP/2.0 and is answered 505 (RFC 9110 15.6.6: major version not supported); prior
         // knowledge h2c is not served on the HTTP/1 port. The "SM" part is never read.
         {"h2_preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"s, 505},
+        // An h2c upgrade request (RFC 7540 3.2) is served as plain HTTP/1.1: the upgrade is
+        // optional for the server (RFC 9110 7.8), and vela does not take it.
+        {"h2c_upgrade_ignored",
+         get("/users/1", kHost + "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                                 "HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n"),
+         200, Conn::keep, "1"},
         // --- Field names (RFC 9110 5.1: token) ---
         {"name_with_space", "GET / HTTP/1.1\r\n" + kHost + "Foo Bar: x\r\n\r\n", 400},
         {"name_with_paren", "GET / HTTP/1.1\r\n" + kHost + "Foo(: x\r\n\r\n", 400},
@@ -448,9 +451,8 @@ std::vector<Case> bytewise_cases() {
         {"bytewise_trailer_no_colon",
          post("Transfer-Encoding: chunked\r\n", "5\r\nhello\r\n0\r\nX-T\r\n\r\n") + kSmuggled, 400,
          Conn::close, nullptr, Send::bytewise},
-        {"bytewise_te_trailing_space",
-         chunked_post("Transfer-Encoding: chunked \r\n", kChunkedHello), 200, Conn::keep, "hello",
-         Send::bytewise},
+        {"bytewise_te_trailing_space", post("Transfer-Encoding: chunked \r\n", kChunkedHello), 200,
+         Conn::keep, "hello", Send::bytewise},
     };
 }
 
