@@ -85,7 +85,6 @@ bool field_value_ok(const char* p, std::size_t n) noexcept {
 // choices: IPvFuture literals are refused, and so is a port without a host.
 bool host_valid(std::string_view h) noexcept {
     std::size_t i = 0;
-    bool percent = false;
     if (!h.empty() && h[0] == '[') {
         i = h.find(']');
         if (i == std::string_view::npos || i == 1) return false;
@@ -94,13 +93,10 @@ bool host_valid(std::string_view h) noexcept {
                 return false;
         ++i;
     } else {
-        for (; i < h.size() && h[i] != ':'; ++i) {
-            const char c = h[i];
-            if (!is_host_char(static_cast<unsigned char>(c)) || c == '[' || c == ']') return false;
-            percent = percent || c == '%';
-        }
+        // One table lookup per byte; the loop stops at ':' (port) or at an invalid byte.
+        while (i < h.size() && http::is_regname_char(static_cast<unsigned char>(h[i]))) ++i;
         if (i == 0 && i < h.size()) return false;  // ":80"
-        if (percent && !escapes_valid(h.substr(0, i))) return false;
+        if (std::memchr(h.data(), '%', i) && !escapes_valid(h.substr(0, i))) return false;
     }
     if (i == h.size()) return true;
     if (h[i] != ':') return false;

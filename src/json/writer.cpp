@@ -33,7 +33,8 @@ std::size_t utf8_sequence(std::string_view s) noexcept {
 }  // namespace
 
 void Writer::grow(std::size_t n) {
-    const std::size_t want = std::max({len_ + n, 2 * cap_, std::size_t{128}});
+    // Use the string's spare capacity first (callers reserve): growing past it reallocates.
+    const std::size_t want = std::max({len_ + n, 2 * cap_, out_.capacity(), std::size_t{64}});
     out_.resize(want);
     out_.resize(out_.capacity());  // use all of what was allocated
     buf_ = out_.data();

@@ -32,6 +32,8 @@ constexpr std::array<std::uint8_t, 256> make_classes() {
                        ':', '%', '[', ']'})
             if (c == x) host = true;
         if (host) t[c] |= 16;
+        // bit 5: reg-name characters (RFC 3986 3.2.2: unreserved, pct-encoded, sub-delims)
+        if (host && c != ':' && c != '[' && c != ']') t[c] |= 32;
     }
     return t;
 }
@@ -48,5 +50,7 @@ constexpr bool is_target_char(unsigned char c) noexcept { return detail::kClasse
 constexpr bool is_hex(unsigned char c) noexcept { return detail::kClasses[c] & 8; }
 /// Byte allowed in a Host value.
 constexpr bool is_host_char(unsigned char c) noexcept { return detail::kClasses[c] & 16; }
+/// Byte allowed in a reg-name (a host name without port or IP-literal brackets).
+constexpr bool is_regname_char(unsigned char c) noexcept { return detail::kClasses[c] & 32; }
 
 }  // namespace vela::http
