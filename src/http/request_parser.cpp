@@ -96,7 +96,7 @@ bool host_valid(std::string_view h) noexcept {
         // One table lookup per byte; the loop stops at ':' (port) or at an invalid byte.
         while (i < h.size() && http::is_regname_char(static_cast<unsigned char>(h[i]))) ++i;
         if (i == 0 && i < h.size()) return false;  // ":80"
-        if (std::memchr(h.data(), '%', i) && !escapes_valid(h.substr(0, i))) return false;
+        if (i > 0 && std::memchr(h.data(), '%', i) && !escapes_valid(h.substr(0, i))) return false;
     }
     if (i == h.size()) return true;
     if (h[i] != ':') return false;
