@@ -146,15 +146,7 @@ class BadInputTest : public ::testing::Test {
     }
 
     // A fresh connection still gets 200 on GET /: the server is sound.
-    void expect_server_sound() {
-        Client c = Client::tcp(app.port());
-        ASSERT_TRUE(c.connected());
-        ASSERT_TRUE(c.send(get_request("/")));
-        auto r = c.read_response();
-        ASSERT_TRUE(r) << "server unresponsive: " << c.error();
-        EXPECT_EQ(r->status, 200);
-        EXPECT_EQ(r->body, "Hello, World!");
-    }
+    void expect_server_sound() { e2e::expect_server_sound(app); }
 
     App app;
 };

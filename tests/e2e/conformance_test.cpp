@@ -510,16 +510,6 @@ class ConformanceTest : public ::testing::Test {
         start_app(small);
     }
 
-    void expect_server_sound(App& a) {
-        Client c = Client::tcp(a.port());
-        ASSERT_TRUE(c.connected());
-        ASSERT_TRUE(c.send(get_request("/")));
-        auto r = c.read_response();
-        ASSERT_TRUE(r) << "server unresponsive: " << c.error();
-        EXPECT_EQ(r->status, 200);
-        EXPECT_EQ(r->body, "Hello, World!");
-    }
-
     void run(const Case& k) {
         App& a = k.server == Server::small ? small : app;
         Client c = Client::tcp(a.port());

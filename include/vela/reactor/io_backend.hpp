@@ -27,7 +27,11 @@ class IoSink {
   public:
     virtual ~IoSink() = default;
     /// read_into: a buffer to read into now (borrowed by the sink, e.g. from the loop pool).
-    virtual Buffer& read_buffer() { return dummy_; }
+    virtual Buffer& read_buffer() {
+        // Only stream sinks read; a shared empty buffer keeps the others from carrying one.
+        static thread_local Buffer none;
+        return none;
+    }
     /// read_into completed: `n` bytes were appended (0 = peer closed, <0 = -errno). Return
     /// false when the handle was closed or reading was stopped inside the callback.
     virtual bool on_read(ssize_t n) {
@@ -40,9 +44,6 @@ class IoSink {
     virtual void on_accept(int fd) { (void)fd; }
     /// A plain readiness wake-up (eventfd, signalfd).
     virtual void on_ready() {}
-
-  private:
-    Buffer dummy_;
 };
 
 /// One file descriptor watched by a backend.
