@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "e2e/client.hpp"
+#include "e2e/sound.hpp"
 
 namespace vela::e2e {
 namespace {

@@ -530,18 +530,6 @@ inline void add_basic_routes(App& app) {
     app.put("/echo", [](Request& r) { return std::string(r.body()); });
 }
 
-/// A fresh connection to `app` still gets 200 "Hello, World!" on GET / (the server is sound
-/// after whatever the test sent before). Needs add_basic_routes().
-inline void expect_server_sound(App& app) {
-    Client c = Client::tcp(app.port());
-    ASSERT_TRUE(c.connected());
-    ASSERT_TRUE(c.send(get_request("/")));
-    auto r = c.read_response();
-    ASSERT_TRUE(r) << "server unresponsive: " << c.error();
-    EXPECT_EQ(r->status, 200);
-    EXPECT_EQ(r->body, "Hello, World!");
-}
-
 /// Starts `app` on `endpoint` with `threads` loops (the App's destructor stops it).
 inline void start_app(App& app, unsigned threads = 1, std::string_view endpoint = "127.0.0.1:0") {
     app.listen(endpoint);
