@@ -147,4 +147,26 @@ std::string_view Response::header(std::string_view name) const noexcept {
     return {};
 }
 
+namespace {
+// One spare body per thread: a steady stream of responses built with body_string() then
+// reuses a single allocation.
+thread_local std::string spare_body;
+}  // namespace
+
+std::string body_string(std::size_t capacity) {
+    if (spare_body.capacity() >= capacity) {
+        std::string s = std::move(spare_body);  // leaves the spare empty (small-string state)
+        s.clear();
+        return s;
+    }
+    std::string s;
+    s.reserve(capacity);
+    return s;
+}
+
+void recycle_body(std::string&& body) noexcept {
+    const std::size_t cap = body.capacity();
+    if (cap > spare_body.capacity() && cap <= kMaxRecycledBody) spare_body = std::move(body);
+}
+
 }  // namespace vela

@@ -218,6 +218,8 @@ void Http1Connection::finish(Response& r) {
         stream_ = r.take_body_source();
         stream_chunked_ = !http10;
         loop_.io().stop_reading(io_);
+    } else {
+        recycle_body(std::move(r.mutable_body()));  // copied out: its storage serves the next one
     }
     in_.consume(parser_.consumed());
     parser_.reset();

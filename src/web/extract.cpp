@@ -57,6 +57,7 @@ namespace detail {
 
 // RFC 9110 section 8.3.1: media-type = type "/" subtype parameters, case-insensitive.
 bool is_json_media_type(std::string_view content_type) noexcept {
+    if (content_type == mime::json) return true;  // the usual spelling, in one comparison
     const std::string_view type = ascii::trim_ows(content_type.substr(0, content_type.find(';')));
     const std::size_t slash = type.find('/');
     if (slash == std::string_view::npos || slash == 0) return false;

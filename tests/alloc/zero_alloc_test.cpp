@@ -83,6 +83,13 @@ std::uint64_t read_frames(int fd) {
     return body ? std::strtoull(body + 4, nullptr, 10) : ~0ull;
 }
 
+struct ServiceStatus {
+    std::string_view status;
+    std::string_view framework;
+    int uptime = 0;
+};
+VELA_REFLECT(ServiceStatus, status, framework, uptime)
+
 class ZeroAlloc : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -98,6 +105,7 @@ class ZeroAlloc : public ::testing::Test {
             res.add_header("X-User", r.param("id"));
             return res;
         });
+        app.get("/status", [] { return ServiceStatus{"running", "vela", 42}; });
         app.get("/frames", [] { return std::to_string(vela::async::frames_allocated()); });
         app.listen("127.0.0.1:0");
         app.start(1);
@@ -130,6 +138,17 @@ TEST_F(ZeroAlloc, SyncRoutesWithSyncMiddlewareAllocateNothingInSteadyState) {
     const std::uint64_t frames_after = read_frames(fd);
     EXPECT_EQ(news_after - news_before, 0u) << "heap allocations on the synchronous path";
     EXPECT_EQ(frames_after, frames_before) << "coroutine frames on the synchronous path";
+}
+
+// A reflected struct serialized per request: the body is written into storage the server
+// recycled from the previous response (vela::body_string / recycle_body).
+TEST_F(ZeroAlloc, JsonStructResponsesAllocateNothingInSteadyState) {
+    const char* req = "GET /status HTTP/1.1\r\nHost: t\r\n\r\n";
+    const char* tail = "{\"status\":\"running\",\"framework\":\"vela\",\"uptime\":42}";
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE(round_trip(fd, req, tail));
+    const std::uint64_t before = g_news.load();
+    for (int i = 0; i < 1000; ++i) ASSERT_TRUE(round_trip(fd, req, tail));
+    EXPECT_EQ(g_news.load() - before, 0u) << "heap allocations per JSON response";
 }
 
 TEST_F(ZeroAlloc, PipelinedBatchAllocatesNothing) {

@@ -236,3 +236,32 @@ TEST(ResponseHeaders, CloseConnectionIsAFlagForTheServer) {
 
 }  // namespace
 }  // namespace vela
+
+TEST(BodyRecycling, RecycledStorageServesTheNextBody) {
+    (void)vela::body_string(0);  // takes whatever spare this thread holds
+    std::string big(200, 'x');
+    const char* storage = big.data();
+    vela::recycle_body(std::move(big));
+    std::string next = vela::body_string(100);
+    EXPECT_TRUE(next.empty());
+    EXPECT_GE(next.capacity(), 200u);
+    EXPECT_EQ(next.data(), storage);  // the same allocation, handed back
+    // Taken: the next request for storage is a fresh one.
+    std::string other = vela::body_string(100);
+    EXPECT_NE(other.data(), storage);
+    EXPECT_GE(other.capacity(), 100u);
+}
+
+TEST(BodyRecycling, TooSmallSpareIsNotUsedAndHugeBodiesAreNotKept) {
+    (void)vela::body_string(0);
+    vela::recycle_body(std::string(40, 'a'));
+    std::string s = vela::body_string(1000);  // the 40-byte spare is too small
+    EXPECT_GE(s.capacity(), 1000u);
+    vela::recycle_body(std::move(s));
+    std::string huge(vela::kMaxRecycledBody + 1, 'h');
+    const char* huge_storage = huge.data();
+    vela::recycle_body(std::move(huge));
+    std::string t = vela::body_string(1000);
+    EXPECT_NE(t.data(), huge_storage);
+    EXPECT_GE(t.capacity(), 1000u);
+}

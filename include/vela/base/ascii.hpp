@@ -12,8 +12,8 @@ constexpr char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? char(c |
 /// Case-insensitive ASCII equality.
 constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
     if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (lower(a[i]) != lower(b[i])) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)  // folds case only where the bytes differ
+        if (a[i] != b[i] && lower(a[i]) != lower(b[i])) return false;
     return true;
 }
 
