@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -278,6 +280,43 @@ TEST(Loop, OnCarriesExceptionsBackHome) {
     EXPECT_EQ(message, "failed over there");
     EXPECT_EQ(caught_on, home_id);
     EXPECT_EQ(void_caught_on, home_id);
+}
+
+// The awaiting coroutine is destroyed while the other loop still runs its task (a handler
+// abandoned at the shutdown deadline): the task finishes, and nothing is resumed or written
+// into the destroyed frame.
+TEST(Loop, OnAwaiterDestroyedWhileTheTaskRunsElsewhere) {
+    Loop home;  // before `other`, as in the tests above
+    LoopThread other;
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::atomic<bool> task_finished{false};
+    bool resumed = false;
+    auto remote = [&, released]() -> Task<std::string> {
+        released.wait();  // holds the other loop until the awaiting frame is gone
+        task_finished = true;
+        co_return std::string(100, 'r');  // a heap string, written into the shared state
+    };
+    auto body = [&]() -> Task<void> {
+        std::string s = co_await vela::on(other.loop, remote());
+        resumed = true;
+    };
+    std::coroutine_handle<> frame;
+    bool finished = false;
+    home.post([&] {
+        frame = start(body(), [&](std::exception_ptr) { finished = true; });
+        home.post([&] {
+            frame.destroy();  // abandon the coroutine suspended in on()
+            release.set_value();
+            // Queued behind the task on the other loop, so it reaches home after the task's
+            // resumption does.
+            other.loop.post([&] { home.post([&] { home.stop(); }); });
+        });
+    });
+    home.run();
+    EXPECT_TRUE(task_finished);
+    EXPECT_FALSE(resumed);
+    EXPECT_FALSE(finished);
 }
 
 TEST(Loop, ManyConcurrentOnCallsBetweenTwoLoops) {

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -151,51 +152,75 @@ struct SleepAwaiter {
 inline detail::SleepAwaiter sleep(std::chrono::milliseconds d) noexcept { return {d}; }
 
 namespace detail {
+// What vela::on's two sides share. It outlives the awaiting frame: when that frame is
+// destroyed while it waits (a handler abandoned at the shutdown deadline), the other loop
+// still finishes the task, stores its result here and posts the resumption home, which
+// then sees `abandoned` and resumes nothing.
+template <class T>
+struct OnState {
+    std::coroutine_handle<> awaiting;
+    Loop* home = nullptr;
+    std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value{};
+    std::exception_ptr error{};
+    std::atomic<bool> abandoned{false};
+
+    // Runs on the loop that awaited (or right here when the awaiter was on no loop).
+    static void resume(const std::shared_ptr<OnState>& s) {
+        if (!s->abandoned.load(std::memory_order_acquire)) s->awaiting.resume();
+    }
+};
+
 template <class T>
 struct OnAwaiter {
     Loop& target;
     Task<T> task;
-    Loop* home = nullptr;
-    std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value{};
-    std::exception_ptr error{};
+    std::shared_ptr<OnState<T>> state = std::make_shared<OnState<T>>();
+
+    OnAwaiter(Loop& l, Task<T> t) : target(l), task(std::move(t)) {}
+    OnAwaiter(const OnAwaiter&) = delete;
+    OnAwaiter& operator=(const OnAwaiter&) = delete;
+    // Destroyed when the awaiting coroutine resumes or is destroyed; after that nothing may
+    // resume it.
+    ~OnAwaiter() { state->abandoned.store(true, std::memory_order_release); }
 
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-        home = Loop::current();
-        target.post([this, h] {
-            auto resume_home = [this, h] {
-                if (home)
-                    home->post([h] { h.resume(); });
+        state->awaiting = h;
+        state->home = Loop::current();
+        target.post([s = state, t = std::move(task)]() mutable {
+            auto resume_home = [s] {
+                if (s->home)
+                    s->home->post([s] { OnState<T>::resume(s); });
                 else
-                    h.resume();
+                    OnState<T>::resume(s);
             };
             if constexpr (std::is_void_v<T>) {
-                start(std::move(task), [this, resume_home](std::exception_ptr e) {
-                    error = e;
+                start(std::move(t), [s, resume_home](std::exception_ptr e) {
+                    s->error = e;
                     resume_home();
                 });
             } else {
-                start(std::move(task),
-                      [this, resume_home](std::optional<T> v, std::exception_ptr e) {
-                          value = std::move(v);
-                          error = e;
-                          resume_home();
-                      });
+                start(std::move(t), [s, resume_home](std::optional<T> v, std::exception_ptr e) {
+                    s->value = std::move(v);
+                    s->error = e;
+                    resume_home();
+                });
             }
         });
     }
     T await_resume() {
-        if (error) std::rethrow_exception(error);
-        if constexpr (!std::is_void_v<T>) return std::move(*value);
+        if (state->error) std::rethrow_exception(state->error);
+        if constexpr (!std::is_void_v<T>) return std::move(*state->value);
     }
 };
 }  // namespace detail
 
 /// Runs `task` on `loop` and resumes the awaiting coroutine on its own loop with the result
-/// (or the exception).
+/// (or the exception). If the awaiting coroutine is destroyed meanwhile, the task still runs
+/// to its end and its result is dropped.
 template <class T>
 detail::OnAwaiter<T> on(Loop& loop, Task<T> task) {
-    return detail::OnAwaiter<T>{loop, std::move(task), nullptr, {}, {}};
+    return detail::OnAwaiter<T>(loop, std::move(task));
 }
 
 }  // namespace vela
