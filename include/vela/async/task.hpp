@@ -90,16 +90,24 @@ struct Promise<void> : PromiseBase {
 
 }  // namespace detail
 
+/// A lazy, move-only coroutine producing a T; it runs once awaited or started (see above).
 template <class T>
 class [[nodiscard]] Task {
   public:
+    /// The promise type the compiler uses for coroutines that return Task<T>.
     using promise_type = detail::Promise<T>;
+    /// Handle to the coroutine frame.
     using handle_type = std::coroutine_handle<promise_type>;
+    /// What awaiting the task yields.
     using value_type = T;
 
+    /// An empty task (no coroutine).
     Task() noexcept = default;
+    /// Takes ownership of the coroutine frame `h`.
     explicit Task(handle_type h) noexcept : h_(h) {}
+    /// Takes over `o`'s frame, leaving `o` empty.
     Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+    /// Destroys the frame held (if any), then takes over `o`'s, leaving `o` empty.
     Task& operator=(Task&& o) noexcept {
         if (this != &o) {
             if (h_) h_.destroy();
@@ -107,8 +115,10 @@ class [[nodiscard]] Task {
         }
         return *this;
     }
+    /// Not copyable.
     Task(const Task&) = delete;
     Task& operator=(const Task&) = delete;
+    /// Destroys the frame, if any (a suspended coroutine is abandoned).
     ~Task() {
         if (h_) h_.destroy();
     }
@@ -118,14 +128,18 @@ class [[nodiscard]] Task {
     /// True when the coroutine ran to completion.
     bool done() const noexcept { return h_ && h_.done(); }
 
+    /// What `co_await` on a Task uses (made by operator co_await).
     struct Awaiter {
+        /// The awaited task's frame (still owned by the Task).
         handle_type h;
+        /// Always false: the task starts from await_suspend.
         bool await_ready() const noexcept { return false; }
-        // Remember who to resume at the end, then start the task by returning its handle.
+        /// Remembers who to resume at the end, then starts the task by returning its handle.
         std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
             h.promise().continuation = awaiting;
             return h;
         }
+        /// The task's result, or its exception rethrown.
         T await_resume() { return h.promise().take(); }
     };
     /// Starts the task and resumes the awaiter with its result (or rethrows its exception).

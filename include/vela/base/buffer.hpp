@@ -13,27 +13,36 @@
 
 namespace vela {
 
+/// A growable byte region with a read cursor and a write cursor (see above).
 class Buffer {
   public:
+    /// An empty buffer without an allocation.
     Buffer() = default;
     /// Creates an empty buffer with `capacity` bytes allocated.
     explicit Buffer(std::size_t capacity);
+    /// Frees the allocation.
     ~Buffer();
+    /// Takes over `o`'s allocation and contents, leaving `o` empty without an allocation.
     Buffer(Buffer&& o) noexcept;
+    /// Frees this buffer's allocation, then takes over `o`'s as the move constructor does.
     Buffer& operator=(Buffer&& o) noexcept;
+    /// Not copyable.
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
 
     /// First unread byte.
     char* data() noexcept { return data_ + begin_; }
+    /// First unread byte (read-only).
     const char* data() const noexcept { return data_ + begin_; }
     /// Number of unread bytes.
     std::size_t size() const noexcept { return end_ - begin_; }
+    /// True when there are no unread bytes.
     bool empty() const noexcept { return begin_ == end_; }
     /// Unread bytes as a view (invalidated by any growth).
     std::string_view view() const noexcept { return {data_ + begin_, end_ - begin_}; }
     /// Start of the whole allocation; views into the buffer are relative to it.
     const char* base() const noexcept { return data_; }
+    /// Size of the whole allocation in bytes.
     std::size_t capacity() const noexcept { return cap_; }
 
     /// Where the next bytes are written.
@@ -61,6 +70,7 @@ class Buffer {
         std::memcpy(data_ + end_, p, n);
         end_ += n;
     }
+    /// Appends the bytes of `s`, growing as needed.
     void append(std::string_view s) { append(s.data(), s.size()); }
     /// Releases the allocation.
     void reset() noexcept;
@@ -95,7 +105,9 @@ class BufferPool {
         : buffer_size_(buffer_size), max_free_(max_free) {
         free_.reserve(64);
     }
+    /// Frees the buffers held in the pool.
     ~BufferPool();
+    /// Not copyable.
     BufferPool(const BufferPool&) = delete;
     BufferPool& operator=(const BufferPool&) = delete;
 
@@ -118,7 +130,9 @@ class BufferPool {
             release_slow(b);
         }
     }
+    /// Capacity of the buffers this pool hands out.
     std::size_t buffer_size() const noexcept { return buffer_size_; }
+    /// Number of buffers held in the pool, ready to hand out.
     std::size_t free_count() const noexcept { return free_.size(); }
 
   private:

@@ -8,12 +8,14 @@
 
 namespace vela {
 
+/// One loop's cached Date header value (see above).
 class DateCache {
   public:
+    /// Reads the clock and formats the current time.
     DateCache() { refresh(); }
     /// Re-reads the clock; reformats only when the second changed.
     void refresh() noexcept;
-    /// Formats `t` directly (for tests); returns the cached text.
+    /// Formats `t` as the cached text, without reading the clock (for tests); see get().
     void set(std::time_t t) noexcept;
     /// "Sun, 06 Nov 1994 08:49:37 GMT" (29 bytes).
     std::string_view get() const noexcept { return {buf_, 29}; }

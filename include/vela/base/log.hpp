@@ -8,6 +8,7 @@
 
 namespace vela::log {
 
+/// Severities, lowest first; `off` (for set_level()) writes nothing.
 enum class Level { debug, info, warn, error, off };
 
 /// Writes one line at `level` through spdlog's default logger.
@@ -17,14 +18,17 @@ void set_level(Level level);
 /// True when `level` would be written (skip formatting otherwise).
 bool enabled(Level level) noexcept;
 
+/// Writes a line at Level::error, formatted with fmt only when that level is enabled.
 template <class... A>
 void error(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Level::error)) write(Level::error, fmt::format(f, std::forward<A>(a)...));
 }
+/// Writes a line at Level::warn, formatted with fmt only when that level is enabled.
 template <class... A>
 void warn(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Level::warn)) write(Level::warn, fmt::format(f, std::forward<A>(a)...));
 }
+/// Writes a line at Level::info, formatted with fmt only when that level is enabled.
 template <class... A>
 void info(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Level::info)) write(Level::info, fmt::format(f, std::forward<A>(a)...));

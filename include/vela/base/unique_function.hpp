@@ -9,11 +9,15 @@
 
 namespace vela {
 
+/// A move-only `void()` callable; small targets are stored inline (see above).
 class UniqueFunction {
   public:
+    /// Largest target, in bytes, stored without a heap allocation.
     static constexpr std::size_t kInline = 48;
 
+    /// An empty function (no target).
     UniqueFunction() noexcept = default;
+    /// Wraps `f`: inline when it fits kInline and moves without throwing, else on the heap.
     template <class F>
     requires(!std::is_same_v<std::decay_t<F>, UniqueFunction> && std::is_invocable_v<F&>)
         UniqueFunction(F&& f) {  // NOLINT: implicit like std::function
@@ -27,10 +31,12 @@ class UniqueFunction {
             ops_ = &heap_ops<T>;
         }
     }
+    /// Takes over `o`'s target, leaving `o` empty.
     UniqueFunction(UniqueFunction&& o) noexcept : ops_(o.ops_) {
         if (ops_) ops_->move(storage_, o.storage_);
         o.ops_ = nullptr;
     }
+    /// Destroys the current target, then takes over `o`'s, leaving `o` empty.
     UniqueFunction& operator=(UniqueFunction&& o) noexcept {
         if (this != &o) {
             reset();
@@ -40,10 +46,12 @@ class UniqueFunction {
         }
         return *this;
     }
+    /// Destroys the target.
     ~UniqueFunction() { reset(); }
 
-    /// Calls the target.
+    /// Calls the target, which must be set (calling an empty function is undefined).
     void operator()() { ops_->call(storage_); }
+    /// True when a target is set.
     explicit operator bool() const noexcept { return ops_ != nullptr; }
     /// Destroys the target.
     void reset() noexcept {

@@ -14,8 +14,10 @@
 
 namespace vela {
 
+/// Decodes one chunked request body in place, as its bytes arrive (see above).
 class ChunkedDecoder {
   public:
+    /// What feed() found: more bytes are needed, the body is complete, or it is malformed.
     enum class Result : std::uint8_t { need_more, done, error };
 
     /// Starts a new body.

@@ -6,6 +6,7 @@
 
 namespace vela {
 
+/// Request parsing limits; exceeding one is answered with the status given for it.
 struct ParserLimits {
     /// Longest request line (method, target, version); longer gets 414.
     std::size_t max_request_line = 8 * 1024;

@@ -20,6 +20,7 @@ enum class Method : std::uint8_t {
     other
 };
 
+/// Number of Method values, Method::other included (the size of per-method tables).
 inline constexpr std::size_t kMethodCount = 10;
 
 /// Method from its token (case-sensitive, as RFC 9110 9.1 requires).

@@ -20,10 +20,13 @@ namespace vela {
 
 /// One header field as received (name case preserved, value without surrounding whitespace).
 struct Header {
+    /// The field name, as received.
     std::string_view name;
+    /// The field value, without leading or trailing whitespace.
     std::string_view value;
 };
 
+/// An incoming request as a handler sees it; its fields are views (see above).
 class Request {
   public:
     /// Maximum number of path parameters one route can bind.
@@ -70,11 +73,14 @@ class Request {
     bool keep_alive() const noexcept { return keep_alive_; }
 
     // --- Filled by protocol drivers and the router; handlers do not call these. ---
+    /// Clears every field for the next request (the vectors keep their capacity).
     void reset() noexcept;
+    /// Sets the method and its token as received.
     void set_method(Method m, std::string_view name) noexcept {
         method_ = m;
         method_name_ = name;
     }
+    /// Sets the target as received and the path and query string taken from it.
     void set_target(std::string_view target, std::string_view path,
                     std::string_view query) noexcept {
         target_ = target;
@@ -83,13 +89,19 @@ class Request {
     }
     /// Sets the path to a decoded copy kept inside the request.
     void set_decoded_path(std::string decoded);
+    /// Sets the HTTP version (major*10+minor).
     void set_version(int v) noexcept { version_ = v; }
+    /// Sets the host.
     void set_host(std::string_view h) noexcept { host_ = h; }
+    /// Sets the decoded body.
     void set_body(std::string_view b) noexcept { body_ = b; }
+    /// Sets whether the connection stays open after this request.
     void set_keep_alive(bool k) noexcept { keep_alive_ = k; }
+    /// The header fields, for the protocol driver to fill.
     std::vector<Header>& mutable_headers() noexcept { return headers_; }
     /// Binds a path parameter; false if kMaxParams are bound already.
     bool add_param(std::string_view name, std::string_view value) noexcept;
+    /// Unbinds every path parameter.
     void clear_params() noexcept { param_count_ = 0; }
     /// Names the bound parameters in order (the router learns names once a route matched).
     template <class Names>
@@ -102,6 +114,7 @@ class Request {
     }
     /// Drops parameters bound after the first `n` (router backtracking).
     void truncate_params(std::size_t n) noexcept { param_count_ = static_cast<std::uint8_t>(n); }
+    /// Number of bound path parameters.
     std::size_t param_count() const noexcept { return param_count_; }
 
   private:

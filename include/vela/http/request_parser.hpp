@@ -35,8 +35,10 @@
 
 namespace vela {
 
+/// What parse() found: more bytes are needed, a whole request, or an error (see error()).
 enum class ParseResult : std::uint8_t { incomplete, complete, error };
 
+/// Parses HTTP/1.1 requests incrementally from a connection's bytes (see above).
 class RequestParser {
   public:
     /// `limits` must outlive the parser.

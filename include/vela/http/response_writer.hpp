@@ -8,6 +8,7 @@
 
 namespace vela {
 
+/// How write_response() frames a response for its connection and request.
 struct WriteOptions {
     /// The cached Date value (DateCache::get()).
     std::string_view date;

@@ -59,6 +59,7 @@ class ParseError : public std::runtime_error {
 /// Thrown by json::write() when a value cannot be written (NaN, invalid UTF-8, ...).
 class WriteError : public std::runtime_error {
   public:
+    /// Constructs with a message, as std::runtime_error does.
     using std::runtime_error::runtime_error;
 };
 

@@ -29,14 +29,20 @@ enum class Kind : std::uint8_t { null, boolean, number, string, array, object };
 
 /// A JSON number as written: a signed or unsigned integer when it is one, else a double.
 struct Number {
+    /// Which of the members below holds the value.
     enum class Type : std::uint8_t { int64, uint64, float64 } type = Type::int64;
+    /// The value when type is int64.
     std::int64_t i = 0;
+    /// The value when type is uint64.
     std::uint64_t u = 0;
+    /// The value when type is float64.
     double d = 0;
 };
 
+/// A forward-only cursor over one JSON document (see above).
 class Reader {
   public:
+    /// Binds to one document's parser state (detail::read_document() makes Readers).
     explicit Reader(detail::ReaderState& s) noexcept : s_(&s) {}
 
     /// The options this document is read with.

@@ -11,7 +11,9 @@ namespace vela::json {
 /// JSON text passed through untouched: read as the exact text of any valid value, written
 /// as it is (the writer trusts it to be valid JSON; empty is written as null).
 struct Raw {
+    /// The JSON text; empty is written as null.
     std::string json;
+    /// True when both hold the same text.
     bool operator==(const Raw&) const = default;
 };
 

@@ -33,10 +33,14 @@ class Value;
 /// A Value's kind.
 enum class Type : std::uint8_t { null, boolean, int64, uint64, float64, string, array, object };
 
+/// A JSON value of any kind, built in code or read from a document (see above).
 class Value {
   public:
+    /// The elements of an array.
     using Array = std::vector<Value>;
+    /// One member of an object: its key and its value.
     using Member = std::pair<std::string, Value>;
+    /// The members of an object, in insertion order.
     using Object = std::vector<Member>;
 
     /// null.

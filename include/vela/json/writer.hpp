@@ -49,12 +49,15 @@ inline std::size_t plain_prefix(const char* d, std::size_t n) noexcept {
 
 }  // namespace detail
 
+/// Appends JSON text straight into a std::string (see above).
 class Writer {
   public:
     /// Appends to `out` (which keeps what it already holds).
     explicit Writer(std::string& out, const WriteOptions& opts = {}) noexcept
         : out_(out), buf_(out.data()), len_(out.size()), cap_(out.size()), opts_(opts) {}
+    /// Trims the string to what was written, as finish() does.
     ~Writer() { finish(); }
+    /// Not copyable.
     Writer(const Writer&) = delete;
     Writer& operator=(const Writer&) = delete;
 

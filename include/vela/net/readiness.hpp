@@ -14,20 +14,25 @@
 
 namespace vela::net {
 
+/// Suspends a coroutine until an fd is readable or writable on the current loop.
 class ReadinessAwaiter : private IoSink {
   public:
+    /// Waits for `fd` to become writable (`write`) or readable (otherwise).
     ReadinessAwaiter(int fd, bool write) noexcept {
         handle_.fd = fd;
         handle_.kind = write ? IoHandle::await_write : IoHandle::notify;
         handle_.sink = this;
     }
+    /// Always false: the wait starts in await_suspend.
     bool await_ready() const noexcept { return false; }
+    /// Registers the fd with this thread's loop; throws std::logic_error when none is running.
     void await_suspend(std::coroutine_handle<> h) {
         loop_ = Loop::current();
         if (!loop_) throw std::logic_error("readiness wait needs a running Loop");
         waiter_ = h;
         loop_->io().add(handle_);
     }
+    /// Returns nothing: the fd is ready (or at EOF or in error).
     void await_resume() const noexcept {}
 
   private:

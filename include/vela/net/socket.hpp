@@ -9,20 +9,27 @@ namespace vela::net {
 
 /// Where to listen: a TCP address and port, or a Unix domain socket path.
 struct Endpoint {
+    /// IPv4, IPv6, or a Unix domain socket path.
     enum class Kind : std::uint8_t { tcp4, tcp6, unix_path };
+    /// Which kind of endpoint this is.
     Kind kind = Kind::tcp4;
-    std::string host = "0.0.0.0";  // numeric address for tcp4/tcp6
+    /// Numeric address (tcp4, tcp6).
+    std::string host = "0.0.0.0";
+    /// TCP port (tcp4, tcp6); 0 lets the kernel choose one.
     std::uint16_t port = 0;
-    std::string path;  // for unix_path
+    /// Socket path (unix_path).
+    std::string path;
 
     /// All IPv4 interfaces on `port`.
     static Endpoint any(std::uint16_t port) { return Endpoint{Kind::tcp4, "0.0.0.0", port, {}}; }
-    /// Parses "1.2.3.4:80", "[::1]:80", ":80", "80" or "unix:/path".
+    /// Parses "1.2.3.4:80", "[::1]:80", ":80", "80" or "unix:/path"; throws
+    /// std::invalid_argument on a malformed port or IPv6 form.
     static Endpoint parse(std::string_view spec);
     /// Human-readable form, as accepted by parse().
     std::string to_string() const;
 };
 
+/// Settings for open_listener().
 struct ListenOptions {
     /// listen(2) backlog.
     int backlog = 4096;
@@ -30,7 +37,8 @@ struct ListenOptions {
     bool reuse_port = true;
 };
 
-/// Opens a non-blocking listening socket; throws std::system_error on failure.
+/// Opens a non-blocking listening socket (first unlinking a Unix socket path); throws
+/// std::system_error on failure, std::invalid_argument on a bad address or path.
 int open_listener(const Endpoint& ep, const ListenOptions& opts);
 /// The TCP port a socket is bound to (to find the port chosen for port 0).
 std::uint16_t local_port(int fd);

@@ -25,6 +25,7 @@ namespace vela {
 /// Receives the completions of operations started on an IoHandle.
 class IoSink {
   public:
+    /// Virtual, as every sink is a derived class.
     virtual ~IoSink() = default;
     /// read_into: a buffer to read into now (borrowed by the sink, e.g. from the loop pool).
     virtual Buffer& read_buffer() {
@@ -48,22 +49,32 @@ class IoSink {
 
 /// One file descriptor watched by a backend.
 struct IoHandle {
+    /// The descriptor.
     int fd = -1;
+    /// Receives the completions for `fd`.
     IoSink* sink = nullptr;
-    // stream: read_into/write_from; listener: accept; notify: on_ready when readable;
-    // await_write: on_ready when writable.
+    /// stream: read_into/write_from; listener: accept; notify: on_ready when readable;
+    /// await_write: on_ready when writable.
     enum Kind : std::uint8_t { stream, listener, notify, await_write } kind = stream;
-    bool reading = false;       // read_into armed
-    bool write_wanted = false;  // write_from has bytes pending
+    /// read_into is armed (kept by the backend).
+    bool reading = false;
+    /// write_from has bytes pending (kept by the backend).
+    bool write_wanted = false;
+    /// Added to the backend and not removed since (kept by the backend).
     bool registered = false;
+    /// A listener is accepting (kept by the backend; see set_accepting()).
     bool accepting = false;
-    bool peer_closed = false;  // the peer's FIN (or a hang-up) has been reported
+    /// The peer's FIN (or a hang-up) has been reported (kept by the backend).
+    bool peer_closed = false;
 };
 
+/// Performs operations on IoHandles for one Loop (see above; epoll implements it).
 class IoBackend {
   public:
+    /// Virtual, as every backend is a derived class.
     virtual ~IoBackend() = default;
-    /// Starts watching `h` (stream: reads and writes; listener: accepts; notify: on_ready).
+    /// Starts watching `h` (stream: reads and writes; listener: accepts; notify, await_write:
+    /// on_ready).
     virtual void add(IoHandle& h) = 0;
     /// Stops watching `h`; no callback for it runs afterwards.
     virtual void remove(IoHandle& h) = 0;
@@ -71,8 +82,8 @@ class IoBackend {
     virtual void read_into(IoHandle& h) = 0;
     /// Disarms read_into (back-pressure); already-buffered bytes stay in the kernel.
     virtual void stop_reading(IoHandle& h) = 0;
-    /// Writes what it can of `iov` now; returns bytes written or -errno. When it returns
-    /// less than asked (or -EAGAIN), on_write_ready runs once more can be written.
+    /// Writes what it can of `iov` now; returns bytes written (0 when none fit) or -errno.
+    /// When it returns less than asked, on_write_ready runs once more can be written.
     virtual ssize_t write_from(IoHandle& h, const iovec* iov, int iovcnt) = 0;
     /// Pauses (false) or resumes (true) accepting on a listener.
     virtual void set_accepting(IoHandle& h, bool on) = 0;

@@ -13,21 +13,28 @@
 
 namespace vela {
 
+/// Coarse per-loop timeouts (see above).
 class TimerWheel {
   public:
     /// Intrusive list node; embed it, set `fire`, and schedule it.
     struct Entry {
+        /// Previous node in its slot; null while not scheduled.
         Entry* prev = nullptr;
+        /// Next node in its slot; null while not scheduled.
         Entry* next = nullptr;
-        std::uint64_t expiry = 0;  // tick at which it fires
+        /// Tick at which it fires.
+        std::uint64_t expiry = 0;
+        /// Called with the entry when it fires (already unscheduled by then).
         void (*fire)(Entry*) = nullptr;
-        void* owner = nullptr;  // for `fire` to find the object the entry is embedded in
+        /// For `fire` to find the object the entry is embedded in.
+        void* owner = nullptr;
         /// True while scheduled.
         bool linked() const noexcept { return prev != nullptr; }
     };
 
-    /// `tick_ms` is the resolution, `slots` the wheel size (a power of two).
+    /// `tick_ms` is the resolution (0 is taken as 1), `slots` the wheel size (a power of two).
     explicit TimerWheel(std::uint64_t tick_ms = 100, std::size_t slots = 1024);
+    /// Not copyable (scheduled entries point into the wheel).
     TimerWheel(const TimerWheel&) = delete;
     TimerWheel& operator=(const TimerWheel&) = delete;
 
@@ -41,6 +48,7 @@ class TimerWheel {
     int next_timeout_ms(std::uint64_t now_ms) const noexcept;
     /// Number of scheduled entries.
     std::size_t size() const noexcept { return count_; }
+    /// The resolution in milliseconds.
     std::uint64_t tick_ms() const noexcept { return tick_ms_; }
 
   private:

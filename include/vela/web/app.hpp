@@ -81,7 +81,7 @@ Middleware make_middleware(F&& f) {
 /// refer to the same group.
 class Group {
   public:
-    /// Adds middleware (onion, before or after; see middleware.hpp) to this group.
+    /// Adds middleware (onion, before or after; see middleware.hpp) to this group, before run().
     template <class F>
     Group& use(F&& f) {
         data_->middleware.push_back(detail::make_middleware(std::forward<F>(f)));
@@ -92,30 +92,37 @@ class Group {
     /// Registers a handler for `method` at prefix + `pattern`.
     template <class F>
     Group& route(Method method, std::string_view pattern, F&& f);
+    /// Registers a GET handler at prefix + `p`.
     template <class F>
     Group& get(std::string_view p, F&& f) {
         return route(Method::GET, p, std::forward<F>(f));
     }
+    /// Registers a POST handler at prefix + `p`.
     template <class F>
     Group& post(std::string_view p, F&& f) {
         return route(Method::POST, p, std::forward<F>(f));
     }
+    /// Registers a PUT handler at prefix + `p`.
     template <class F>
     Group& put(std::string_view p, F&& f) {
         return route(Method::PUT, p, std::forward<F>(f));
     }
+    /// Registers a PATCH handler at prefix + `p`.
     template <class F>
     Group& patch(std::string_view p, F&& f) {
         return route(Method::PATCH, p, std::forward<F>(f));
     }
+    /// Registers a DELETE handler at prefix + `p`.
     template <class F>
     Group& del(std::string_view p, F&& f) {
         return route(Method::DELETE, p, std::forward<F>(f));
     }
+    /// Registers an OPTIONS handler at prefix + `p` (instead of the automatic answer).
     template <class F>
     Group& options(std::string_view p, F&& f) {
         return route(Method::OPTIONS, p, std::forward<F>(f));
     }
+    /// Registers a HEAD handler at prefix + `p` (GET routes already serve HEAD).
     template <class F>
     Group& head(std::string_view p, F&& f) {
         return route(Method::HEAD, p, std::forward<F>(f));
@@ -128,14 +135,18 @@ class Group {
     detail::GroupData* data_;
 };
 
+/// A web application: routes, middleware and the server that runs them (see above).
 class App {
   public:
+    /// An app without routes, with default options.
     App();
+    /// Stops a started app and waits for it to finish.
     ~App();
+    /// Not copyable (groups and routes refer to it).
     App(const App&) = delete;
     App& operator=(const App&) = delete;
 
-    /// Adds global middleware (onion, before or after; see middleware.hpp).
+    /// Adds global middleware (onion, before or after; see middleware.hpp), before run().
     template <class F>
     App& use(F&& f) {
         root_->middleware.push_back(detail::make_middleware(std::forward<F>(f)));
@@ -150,30 +161,37 @@ class App {
         add_route(method, pattern, make_handler(std::forward<F>(f)), root_);
         return *this;
     }
+    /// Registers a GET handler at `p`.
     template <class F>
     App& get(std::string_view p, F&& f) {
         return route(Method::GET, p, std::forward<F>(f));
     }
+    /// Registers a POST handler at `p`.
     template <class F>
     App& post(std::string_view p, F&& f) {
         return route(Method::POST, p, std::forward<F>(f));
     }
+    /// Registers a PUT handler at `p`.
     template <class F>
     App& put(std::string_view p, F&& f) {
         return route(Method::PUT, p, std::forward<F>(f));
     }
+    /// Registers a PATCH handler at `p`.
     template <class F>
     App& patch(std::string_view p, F&& f) {
         return route(Method::PATCH, p, std::forward<F>(f));
     }
+    /// Registers a DELETE handler at `p`.
     template <class F>
     App& del(std::string_view p, F&& f) {
         return route(Method::DELETE, p, std::forward<F>(f));
     }
+    /// Registers an OPTIONS handler at `p` (instead of the automatic answer).
     template <class F>
     App& options(std::string_view p, F&& f) {
         return route(Method::OPTIONS, p, std::forward<F>(f));
     }
+    /// Registers a HEAD handler at `p` (GET routes already serve HEAD).
     template <class F>
     App& head(std::string_view p, F&& f) {
         return route(Method::HEAD, p, std::forward<F>(f));

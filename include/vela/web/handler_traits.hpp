@@ -31,14 +31,21 @@
 
 namespace vela {
 
-/// Converts a handler's result to a Response.
+/// Converts a handler's result to a Response: a Response is passed through.
 inline Response to_response(Response&& r) noexcept { return std::move(r); }
+/// A copy of the Response.
 inline Response to_response(const Response& r) { return r; }
+/// A text/plain 200 response with body `s`.
 inline Response to_response(std::string&& s) noexcept { return Response(std::move(s)); }
+/// A text/plain 200 response with a copy of `s`.
 inline Response to_response(const std::string& s) { return Response(std::string_view(s)); }
+/// A text/plain 200 response with a copy of `s`.
 inline Response to_response(std::string_view s) { return Response(s); }
+/// A text/plain 200 response with a copy of `s`.
 inline Response to_response(const char* s) { return Response(s); }
+/// An empty response with status `s`.
 inline Response to_response(Status s) noexcept { return Response(s); }
+/// An empty response with the status code `status` (not range-checked).
 inline Response to_response(int status) noexcept { return Response(static_cast<Status>(status)); }
 
 namespace detail {
@@ -80,6 +87,7 @@ Response to_response(const Json<T, O>& v) {
     return json_response(v.value);
 }
 
+/// A type a handler may return: one that to_response() turns into a Response.
 template <class T>
 concept ResponseLike = requires(T&& t) {
     { to_response(std::forward<T>(t)) } -> std::same_as<Response>;
@@ -220,8 +228,11 @@ Task<Response> run_extracting(F& fn, Request& r) {
 
 /// A handler in one of the two shapes.
 struct HandlerFn {
+    /// The synchronous shape (empty for an asynchronous handler).
     std::function<Response(Request&)> sync;
+    /// The asynchronous shape (empty for a synchronous handler).
     std::function<Task<Response>(Request&)> async;
+    /// True when the handler has the asynchronous shape.
     bool is_async() const noexcept { return static_cast<bool>(async); }
 };
 

@@ -41,6 +41,7 @@ Task<Response> run_chain(const Endpoint& ep, std::size_t index, Request& req);
 /// The rest of the middleware chain, ending in the handler.
 class Next {
   public:
+    /// The chain of `ep` from middleware `index` on, for `req` (the app makes these).
     Next(const detail::Endpoint& ep, std::size_t index, Request& req) noexcept
         : ep_(&ep), index_(index), req_(&req) {}
     /// Runs the rest of the chain and returns its response.
@@ -54,9 +55,13 @@ class Next {
 
 /// One middleware of any of the three shapes.
 struct Middleware {
+    /// The shape, which names the member below that is set.
     enum class Kind : std::uint8_t { onion, before, after } kind;
+    /// The onion shape: runs around the rest of the chain.
     std::function<Task<Response>(Request&, Next)> onion;
+    /// The before hook; returning a Response short-circuits.
     std::function<std::optional<Response>(Request&)> before;
+    /// The after hook; it may change the response.
     std::function<void(Request&, Response&)> after;
 };
 

@@ -25,11 +25,15 @@
 
 namespace vela {
 
+/// Maps (method, path) to an endpoint number (see above).
 class Router {
   public:
+    /// "No endpoint" (in Match::endpoint and Endpoints::by_method).
     static constexpr std::int32_t kNone = -1;
 
+    /// The outcome of match().
     struct Match {
+        /// Found; no route at the path; or routes at the path, but not for this method.
         enum class Kind : std::uint8_t {
             found,
             not_found,
@@ -43,16 +47,22 @@ class Router {
 
     /// The endpoints at one path, per method (internal; public for the matcher's helpers).
     struct Endpoints {
+        /// The endpoint number per method, kNone where there is none.
         std::array<std::int32_t, kMethodCount> by_method;
-        // Parameter names in path order, per method: routes that share a tree position may
-        // name their parameters differently (GET /u/{id}, POST /u/{name}).
+        /// Parameter names in path order, per method: routes that share a tree position may
+        /// name their parameters differently (GET /u/{id}, POST /u/{name}).
         std::array<std::vector<std::string>, kMethodCount> names;
+        /// No endpoint for any method.
         Endpoints() { by_method.fill(kNone); }
     };
 
+    /// An empty router.
     Router();
+    /// Frees the routes.
     ~Router();
+    /// Takes over another router's routes.
     Router(Router&&) noexcept;
+    /// Replaces this router's routes with another's.
     Router& operator=(Router&&) noexcept;
 
     /// Registers `endpoint` for `method` at `pattern`. Throws std::invalid_argument on a
