@@ -164,7 +164,7 @@ std::string body_string(std::size_t capacity) {
     return s;
 }
 
-void recycle_body(std::string&& body) noexcept {
+void detail::keep_spare_body(std::string&& body) noexcept {
     const std::size_t cap = body.capacity();
     if (cap > spare_body.capacity() && cap <= kMaxRecycledBody) spare_body = std::move(body);
 }

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "vela/base/log.hpp"
@@ -36,7 +37,9 @@ void Http1Connection::start() {
     loop_.io().read_into(io_);  // the first request often arrives with the connection
 }
 
-bool Http1Connection::idle() const noexcept { return !busy_ && in_.empty() && out_.empty(); }
+bool Http1Connection::idle() const noexcept {
+    return !busy_ && in_.empty() && out_.empty() && !stream_ && !direct_;
+}
 
 void Http1Connection::drain() {
     if (closed_) return;
@@ -79,7 +82,7 @@ bool Http1Connection::on_read(ssize_t n) {
         if (busy_) {
             peer_gone_ = true;
             loop_.io().stop_reading(io_);
-        } else if (n == 0 && !out_.empty() && phase_ != Phase::linger) {
+        } else if (n == 0 && (!out_.empty() || direct_) && phase_ != Phase::linger) {
             close_after_ = true;
             loop_.io().stop_reading(io_);
         } else {
@@ -99,7 +102,7 @@ bool Http1Connection::on_read(ssize_t n) {
 // responses at once.
 void Http1Connection::process() {
     const ServerOptions& opt = worker_.options();
-    while (!busy_ && !stream_ && !close_after_ && !closed_ && !in_.empty()) {
+    while (!busy_ && !stream_ && !direct_ && !close_after_ && !closed_ && !in_.empty()) {
         if (out_.size() >= opt.output_high_water) {
             if (!flush()) return;
             if (out_.size() >= opt.output_high_water) {
@@ -143,8 +146,8 @@ void Http1Connection::resume() {
     paused_ = false;
     stream_ended_ = false;
     process();
-    if (!closed_ && !busy_ && !stream_ && !close_after_ && !paused_ && phase_ != Phase::linger &&
-        !io_.reading)
+    if (!closed_ && !busy_ && !stream_ && !direct_ && !close_after_ && !paused_ &&
+        phase_ != Phase::linger && !io_.reading)
         loop_.io().read_into(io_);
 }
 
@@ -210,13 +213,25 @@ void Http1Connection::finish(Response& r) {
     // An HTTP/1.0 client reads a streamed body until the connection closes.
     const bool keep = req_->keep_alive() && !r.wants_close() && !worker_.draining() &&
                       !(streamed && http10 && !head);
+    const int status = static_cast<int>(r.status());
+    // A large body goes out from its own string, after the head (no copy); 1xx, 204 and 304
+    // carry none.
+    const bool direct = !streamed && !head &&
+                        r.body().size() >= worker_.options().direct_body_min && status >= 200 &&
+                        status != 204 && status != 304;
     if (out_.capacity() == 0) loop_.buffers().acquire(out_);
-    write_response(out_, r, WriteOptions{loop_.http_date(), keep, http10, head, streamed});
+    write_response(out_, r,
+                   WriteOptions{loop_.http_date(), keep, http10, head || direct, streamed});
     if (streamed && !head) {
         // Requests after this one wait until the stream ends (responses go out in order);
         // reading stops meanwhile and only the idle timeout runs.
         stream_ = r.take_body_source();
         stream_chunked_ = !http10;
+        loop_.io().stop_reading(io_);
+    } else if (direct) {
+        // Likewise until the body is written.
+        direct_ = std::make_unique<std::string>(std::move(r.mutable_body()));
+        direct_sent_ = 0;
         loop_.io().stop_reading(io_);
     } else {
         recycle_body(std::move(r.mutable_body()));  // copied out: its storage serves the next one
@@ -225,7 +240,7 @@ void Http1Connection::finish(Response& r) {
     parser_.reset();
     continue_sent_ = false;
     if (!keep) close_after_ = true;
-    if (in_.empty() || stream_) {
+    if (in_.empty() || stream_ || direct_) {
         set_phase(Phase::idle, worker_.options().idle_timeout);
     } else {
         set_phase(Phase::header, worker_.options().header_timeout);
@@ -268,6 +283,38 @@ void Http1Connection::reject(Status s) {
     parser_.reset();
 }
 
+// A client that keeps reading a long body (or its paused pipeline) is not idle: progress
+// moves the idle deadline.
+void Http1Connection::note_progress() {
+    if (phase_ == Phase::idle)
+        deadline_ms_ =
+            loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count());
+}
+
+// Writes the queued head bytes and the rest of the direct body in one writev. Returns -1 if
+// the connection closed, 0 while body bytes remain, 1 once the body is out.
+int Http1Connection::write_direct() {
+    iovec v[2];
+    int parts = 0;
+    if (!out_.empty()) v[parts++] = iovec{out_.data(), out_.size()};
+    v[parts++] = iovec{direct_->data() + direct_sent_, direct_->size() - direct_sent_};
+    const ssize_t n = loop_.io().write_from(io_, v, parts);
+    if (n < 0) {
+        close();
+        return -1;
+    }
+    if (n) note_progress();
+    std::size_t written = static_cast<std::size_t>(n);
+    const std::size_t from_out = std::min(written, out_.size());
+    out_.consume(from_out);
+    direct_sent_ += written - from_out;
+    if (direct_sent_ < direct_->size()) return 0;
+    direct_.reset();
+    direct_sent_ = 0;
+    stream_ended_ = true;  // the requests behind it may proceed
+    return 1;
+}
+
 // Writes what is queued; returns false if the connection closed.
 bool Http1Connection::flush() {
     // A stream is written one high-water mark at a time; after that this loop iteration
@@ -278,6 +325,12 @@ bool Http1Connection::flush() {
             pump_stream();
             if (closed_) return false;
         }
+        if (direct_) {
+            const int r = write_direct();
+            if (r < 0) return false;
+            if (r == 0) break;  // partial write: on_write_ready continues
+            continue;           // the body is out; anything still in out_ follows
+        }
         if (out_.empty()) break;
         iovec v{out_.data(), out_.size()};
         ssize_t n = loop_.io().write_from(io_, &v, 1);
@@ -286,6 +339,7 @@ bool Http1Connection::flush() {
             return false;
         }
         out_.consume(static_cast<std::size_t>(n));
+        if (n && (stream_ || paused_)) note_progress();
         if (!out_.empty() || !stream_) break;  // partial write: on_write_ready continues
         if (static_cast<std::size_t>(n) >= budget) {
             loop_.defer([this] {
@@ -295,7 +349,7 @@ bool Http1Connection::flush() {
         }
         budget -= static_cast<std::size_t>(n);
     }
-    if (out_.empty() && !stream_) {
+    if (out_.empty() && !stream_ && !direct_) {
         if (out_.capacity()) loop_.buffers().release(out_);
         if (close_after_ && !busy_) {
             begin_linger();
@@ -344,6 +398,7 @@ void Http1Connection::close() {
 void Http1Connection::release_buffers() noexcept {
     if (in_.capacity()) loop_.buffers().release(in_);
     if (out_.capacity()) loop_.buffers().release(out_);
+    direct_.reset();
 }
 
 void Http1Connection::set_phase(Phase p, milliseconds timeout) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "vela/base/buffer.hpp"
 #include "vela/http/request_parser.hpp"
@@ -63,6 +64,8 @@ class Http1Connection final : public IoSink, public ResponseSink {
     void resume();
     void reject(Status s);
     bool flush();
+    int write_direct();
+    void note_progress();
     void close();
     void begin_linger();
     void release_buffers() noexcept;
@@ -80,9 +83,11 @@ class Http1Connection final : public IoSink, public ResponseSink {
     Buffer out_;
     std::unique_ptr<Request> req_;
     std::uint64_t deadline_ms_ = 0;
-    Response::BodySource stream_;        // a streamed body still being produced
-    std::coroutine_handle<> pending_;    // the asynchronous handler's driving coroutine
-    Response* inline_result_ = nullptr;  // where complete() stores a response delivered inline
+    Response::BodySource stream_;          // a streamed body still being produced
+    std::unique_ptr<std::string> direct_;  // a large body sent from its own storage
+    std::size_t direct_sent_ = 0;          // bytes of *direct_ already written
+    std::coroutine_handle<> pending_;      // the asynchronous handler's driving coroutine
+    Response* inline_result_ = nullptr;    // where complete() stores a response delivered inline
     Phase phase_ = Phase::header;
     bool busy_ = false;         // an asynchronous handler owns the request
     bool dispatching_ = false;  // inside handler.handle()
@@ -93,7 +98,7 @@ class Http1Connection final : public IoSink, public ResponseSink {
     bool peer_gone_ = false;  // the peer closed while a handler was running
     bool continue_sent_ = false;
     bool stream_chunked_ = false;  // stream_ is framed as chunks (else raw until close)
-    bool stream_ended_ = false;    // a stream finished: what follows it may proceed
+    bool stream_ended_ = false;    // a stream (or direct body) finished: what follows may proceed
 };
 
 }  // namespace vela::detail

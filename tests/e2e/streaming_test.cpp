@@ -30,6 +30,31 @@ std::string expected_body(int pieces) {
     return s;
 }
 
+// Reads raw bytes until at least `n` have arrived; the count read, or 0 if the peer closed.
+std::size_t read_at_least(Client& c, std::size_t n) {
+    char buf[65536];
+    std::size_t got = 0;
+    while (got < n) {
+        ssize_t r = ::recv(c.fd(), buf, sizeof buf, 0);
+        if (r <= 0) return 0;
+        got += static_cast<std::size_t>(r);
+    }
+    return got;
+}
+
+// Reads raw bytes until a chunked body's last chunk; the count read, or 0 if the peer
+// closed first.
+std::size_t read_to_last_chunk(Client& c) {
+    char buf[65536];
+    std::size_t total = 0;
+    while (true) {
+        ssize_t r = ::recv(c.fd(), buf, sizeof buf, 0);
+        if (r <= 0) return 0;
+        total += static_cast<std::size_t>(r);
+        if (std::string_view(buf, static_cast<std::size_t>(r)).ends_with("0\r\n\r\n")) return total;
+    }
+}
+
 class StreamingTest : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -132,30 +157,36 @@ TEST_F(StreamingTest, ProductionFollowsTheReaderNotAhead) {
     Client c = Client::tcp(app.port());
     ASSERT_TRUE(c.send(get_request("/big")));
     // Read the head and a little body, then stop reading for a while.
-    char buf[65536];
-    std::size_t got = 0;
-    while (got < 1024 * 1024) {
-        ssize_t n = ::recv(c.fd(), buf, sizeof buf, 0);
-        ASSERT_GT(n, 0);
-        got += static_cast<std::size_t>(n);
-    }
+    const std::size_t got = read_at_least(c, 1024 * 1024);
+    ASSERT_GT(got, 0u);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     // Produced beyond what was read: at most the high-water mark plus what the kernel's
     // socket buffers hold (a few MiB on loopback), never the whole 64 MiB.
     EXPECT_LT(produced.load(), got + 16u * 1024 * 1024);
     EXPECT_LT(produced.load(), kBig);
     // Then everything arrives.
-    std::size_t total = got;
     c.set_timeout(Ms{10000});
-    while (true) {
-        ssize_t n = ::recv(c.fd(), buf, sizeof buf, 0);
-        ASSERT_GT(n, 0);
-        total += static_cast<std::size_t>(n);
-        if (total >= kBig &&
-            std::string_view(buf, static_cast<std::size_t>(n)).ends_with("0\r\n\r\n"))
-            break;
-    }
+    const std::size_t rest = read_to_last_chunk(c);
+    ASSERT_GT(rest, 0u);
+    EXPECT_GE(got + rest, kBig);
     EXPECT_EQ(produced.load(), kBig);
+}
+
+// A graceful shutdown waits for a stream in progress (it is not an idle connection even
+// when its output buffer is momentarily empty).
+TEST_F(StreamingTest, GracefulShutdownLetsAStreamFinish) {
+    Client c = Client::tcp(app.port());
+    ASSERT_TRUE(c.send(get_request("/big")));
+    const std::size_t got = read_at_least(c, 1024 * 1024);
+    ASSERT_GT(got, 0u);
+    app.stop();
+    c.set_timeout(Ms{10000});
+    const std::size_t rest = read_to_last_chunk(c);
+    ASSERT_GT(rest, 0u) << "the stream was cut by the shutdown after " << got << "+ bytes";
+    const std::size_t total = got + rest;
+    EXPECT_GE(total, kBig);
+    EXPECT_EQ(produced.load(), kBig);
+    EXPECT_EQ(app.wait(), 0);
 }
 
 TEST_F(StreamingTest, FailingSourceCutsTheConnectionAndServerStaysSound) {

@@ -131,10 +131,15 @@ class Response {
 /// An empty string with at least `capacity` reserved for a response body, reusing the
 /// storage of a body this thread recycled earlier when it is large enough (no allocation).
 std::string body_string(std::size_t capacity);
-/// Keeps `body`'s storage for the next body_string() on this thread (one spare, at most
-/// kMaxRecycledBody bytes); the server calls it once a body has been copied out.
-void recycle_body(std::string&& body) noexcept;
 /// The largest body capacity recycle_body() keeps.
 inline constexpr std::size_t kMaxRecycledBody = 64 * 1024;
+namespace detail {
+void keep_spare_body(std::string&& body) noexcept;
+}  // namespace detail
+/// Keeps `body`'s storage for the next body_string() on this thread (one spare, at most
+/// kMaxRecycledBody bytes); the server calls it once a body has been copied out.
+inline void recycle_body(std::string&& body) noexcept {
+    if (body.capacity() > std::string().capacity()) detail::keep_spare_body(std::move(body));
+}
 
 }  // namespace vela

@@ -48,6 +48,9 @@ struct ServerOptions {
     /// Output bytes queued for a client above which its connection stops reading (a client
     /// that pipelines without reading is paused, not buffered without bound).
     std::size_t output_high_water = 1 << 20;
+    /// Response bodies at least this large are sent straight from the Response's string
+    /// (one writev with the head) instead of being copied into the output buffer.
+    std::size_t direct_body_min = 64 * 1024;
     /// listen(2) backlog and SO_REUSEPORT.
     net::ListenOptions listen;
     /// Resolution of the timeout wheel.
