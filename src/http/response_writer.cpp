@@ -49,7 +49,8 @@ std::string_view content_type_line(std::string_view ct) noexcept {
 }  // namespace
 
 void write_response(Buffer& out, const Response& r, const WriteOptions& o) {
-    const int status = code(r.status());
+    int status = code(r.status());
+    if (status < 100 || status > 999) status = 500;  // not a status code: sent as a 500
     const std::string_view head = status_line(status);
     const std::string_view ctype = r.builtin_content_type();
     const std::string_view block = r.header_block();

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -28,6 +29,18 @@ std::uint16_t parse_port(std::string_view s) {
 
 [[noreturn]] void fail(const char* what) {
     throw std::system_error(errno, std::generic_category(), what);
+}
+
+// True when `sa` names a socket file nobody listens on (connecting is refused).
+bool stale_unix_socket(const sockaddr_un& sa) {
+    struct stat st {};
+    if (::lstat(sa.sun_path, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+    const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe < 0) return false;
+    const bool refused = ::connect(probe, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) < 0 &&
+                         errno == ECONNREFUSED;
+    ::close(probe);
+    return refused;
 }
 
 }  // namespace
@@ -84,7 +97,9 @@ int open_listener(const Endpoint& ep, const ListenOptions& opts) {
             if (ep.path.size() >= sizeof sa.sun_path)
                 throw std::invalid_argument("unix path too long");
             std::memcpy(sa.sun_path, ep.path.c_str(), ep.path.size() + 1);
-            ::unlink(ep.path.c_str());  // a stale socket file from a previous run
+            // A stale socket file from a previous run is replaced; a socket some server still
+            // listens on, or any other file, is left alone (bind then fails: EADDRINUSE).
+            if (stale_unix_socket(sa)) ::unlink(ep.path.c_str());
             if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) fail("bind");
         } else {
             ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);

@@ -1,9 +1,13 @@
 #include "vela/reactor/timer_wheel.hpp"
 
+#include <stdexcept>
+
 namespace vela {
 
 TimerWheel::TimerWheel(std::uint64_t tick_ms, std::size_t slots)
     : tick_ms_(tick_ms ? tick_ms : 1), mask_(slots - 1), heads_(slots) {
+    if (slots == 0 || (slots & (slots - 1)) != 0)
+        throw std::invalid_argument("TimerWheel: slots must be a power of two");
     for (Entry& h : heads_) h.prev = h.next = &h;
 }
 

@@ -120,8 +120,12 @@ Group Group::group(std::string_view prefix) {
     return Group(app_, app_->new_group(std::string(prefix), data_));
 }
 
+void App::check_not_started(const char* what) const {
+    if (frozen_) throw std::logic_error(std::string(what) + " must be added before the app starts");
+}
+
 void App::add_route(Method m, std::string_view pattern, HandlerFn h, detail::GroupData* g) {
-    if (frozen_) throw std::logic_error("routes must be added before the app starts");
+    check_not_started("routes");
     auto id = static_cast<std::int32_t>(endpoints_.size());
     router_.add(m, pattern, id);
     endpoints_.push_back(detail::Endpoint{std::move(h), g, {}, true});

@@ -19,6 +19,14 @@ TEST(Buffer, DefaultIsEmptyWithoutAllocation) {
     EXPECT_EQ(b.view(), "");
 }
 
+TEST(Buffer, AppendingNothingToAnUnallocatedBufferIsANoOp) {
+    Buffer b;
+    b.append(nullptr, 0);
+    b.append(std::string_view{});
+    EXPECT_TRUE(b.empty());
+    EXPECT_EQ(b.capacity(), 0u);
+}
+
 TEST(Buffer, AppendGrowsAnEmptyBuffer) {
     Buffer b;
     b.append("hello");

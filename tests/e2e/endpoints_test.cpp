@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <system_error>
+
+#include <cstdio>
+
 #include <string>
 
 #include "e2e/client.hpp"
@@ -67,6 +71,39 @@ TEST(EndpointsTest, UnixDomainSocket) {
         app.stop();
         EXPECT_EQ(app.wait(), 0);
     }
+    ::unlink(path.c_str());
+}
+
+// A socket file left by an earlier run is replaced; a live listener's socket or any other
+// file at the path is not touched (listening fails instead).
+TEST(EndpointsTest, UnixListenerReplacesOnlyStaleSockets) {
+    const std::string path = "/tmp/vela-test-" + std::to_string(::getpid()) + "-stale.sock";
+    const net::Endpoint ep = net::Endpoint::parse("unix:" + path);
+    // A stale socket: bound, then closed without unlinking.
+    int old = net::open_listener(ep, {});
+    ASSERT_GE(old, 0);
+    ::close(old);
+    int fd = net::open_listener(ep, {});
+    EXPECT_GE(fd, 0) << "the stale socket file was not replaced";
+    // A socket someone listens on is not taken over.
+    EXPECT_THROW(net::open_listener(ep, {}), std::system_error);
+    Client c = Client::unix_socket(path);
+    EXPECT_TRUE(c.connected()) << "the live listener lost its path";
+    if (fd >= 0) ::close(fd);
+    ::unlink(path.c_str());
+
+    // A regular file with the same name stays as it was.
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fputs("precious", f);
+        std::fclose(f);
+    }
+    EXPECT_THROW(net::open_listener(ep, {}), std::system_error);
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0) << "the file was deleted";
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(st.st_size, 8);
     ::unlink(path.c_str());
 }
 

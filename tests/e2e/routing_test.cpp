@@ -290,5 +290,27 @@ TEST_F(RoutingTest, AfterHookModifiesResponse) {
     EXPECT_EQ(r->body, "async handler (after)");
 }
 
+// Routes and middleware are fixed when the app starts (the loops read them without locks):
+// adding either afterwards throws, and the running app is unaffected.
+TEST(RoutingAfterStart, AddingRoutesOrMiddlewareAfterStartThrows) {
+    App app;
+    quick_options(app.options());
+    add_basic_routes(app);
+    Group api = app.group("/api");
+    api.get("/x", [] { return "x"; });
+    start_app(app);
+    EXPECT_THROW(app.get("/late", [] { return "late"; }), std::logic_error);
+    EXPECT_THROW(app.use([](Request&) {}), std::logic_error);
+    EXPECT_THROW(api.use([](Request&) {}), std::logic_error);
+    EXPECT_THROW(api.get("/y", [] { return "y"; }), std::logic_error);
+    Client c = Client::tcp(app.port());
+    ASSERT_TRUE(c.send(get_request("/api/x") + get_request("/late")));
+    auto x = c.read_response();
+    auto late = c.read_response();
+    ASSERT_TRUE(x && late) << c.error();
+    EXPECT_EQ(x->body, "x");
+    EXPECT_EQ(late->status, 404);
+}
+
 }  // namespace
 }  // namespace vela::e2e

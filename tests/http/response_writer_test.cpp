@@ -50,6 +50,17 @@ TEST(ResponseWriter, JsonAndHtmlContentTypes) {
                   "Content-Type: text/html; charset=utf-8\r\nContent-Length: 3\r\n\r\n<p>");
 }
 
+// A value that is no status code (a handler returning 0 or 42) goes out as a 500 framed
+// like any 500: with its Content-Length and body, so the client can find where it ends.
+TEST(ResponseWriter, OutOfRangeStatusIsSentAsAFramed500) {
+    for (int bad : {0, 42, 99, 1000}) {
+        Response r = Response::text("oops", static_cast<Status>(bad));
+        EXPECT_EQ(wire(r), "HTTP/1.1 500 Internal Server Error\r\n" + kHead + kText +
+                               "Content-Length: 4\r\n\r\noops")
+            << bad;
+    }
+}
+
 TEST(ResponseWriter, NoContentHasNoLengthAndNoBody) {
     EXPECT_EQ(wire(Response(Status::NoContent)), "HTTP/1.1 204 No Content\r\n" + kHead + "\r\n");
     // A body set by mistake is not sent either (RFC 9110 15.3.5).

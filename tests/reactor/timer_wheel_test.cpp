@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,13 @@ struct Harness {
         }
     }
 };
+
+TEST(TimerWheel, SlotCountMustBeAPowerOfTwo) {
+    EXPECT_THROW(TimerWheel(10, 0), std::invalid_argument);
+    EXPECT_THROW(TimerWheel(10, 1000), std::invalid_argument);
+    EXPECT_NO_THROW(TimerWheel(10, 1));
+    EXPECT_NO_THROW(TimerWheel(10, 512));
+}
 
 TEST(TimerWheel, FiresNeverEarlyAndAtMostOneTickLate) {
     const std::uint64_t tick = 100;

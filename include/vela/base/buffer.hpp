@@ -66,6 +66,7 @@ class Buffer {
     void compact() noexcept;
     /// Appends bytes, growing as needed.
     void append(const void* p, std::size_t n) {
+        if (n == 0) return;  // data_ (and p) may be null then: memcpy would be undefined
         if (writable() < n) ensure_writable(n);
         std::memcpy(data_ + end_, p, n);
         end_ += n;

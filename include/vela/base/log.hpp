@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <string_view>
+#include <utility>
 
 namespace vela::log {
 

@@ -8,6 +8,7 @@
 // fd can be awaited again or handed to anything else. Only one wait per fd at a time.
 
 #include <coroutine>
+#include <stdexcept>
 
 #include "vela/reactor/io_backend.hpp"
 #include "vela/reactor/loop.hpp"

@@ -37,7 +37,7 @@ struct ListenOptions {
     bool reuse_port = true;
 };
 
-/// Opens a non-blocking listening socket (first unlinking a Unix socket path); throws
+/// Opens a non-blocking listening socket (replacing a stale Unix socket file); throws
 /// std::system_error on failure, std::invalid_argument on a bad address or path.
 int open_listener(const Endpoint& ep, const ListenOptions& opts);
 /// The TCP port a socket is bound to (to find the port chosen for port 0).

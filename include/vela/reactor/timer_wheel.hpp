@@ -32,7 +32,8 @@ class TimerWheel {
         bool linked() const noexcept { return prev != nullptr; }
     };
 
-    /// `tick_ms` is the resolution (0 is taken as 1), `slots` the wheel size (a power of two).
+    /// `tick_ms` is the resolution (0 is taken as 1), `slots` the wheel size (a power of two,
+    /// else std::invalid_argument).
     explicit TimerWheel(std::uint64_t tick_ms = 100, std::size_t slots = 1024);
     /// Not copyable (scheduled entries point into the wheel).
     TimerWheel(const TimerWheel&) = delete;

@@ -83,10 +83,7 @@ class Group {
   public:
     /// Adds middleware (onion, before or after; see middleware.hpp) to this group, before run().
     template <class F>
-    Group& use(F&& f) {
-        data_->middleware.push_back(detail::make_middleware(std::forward<F>(f)));
-        return *this;
-    }
+    Group& use(F&& f);
     /// A nested group under this one.
     Group group(std::string_view prefix);
     /// Registers a handler for `method` at prefix + `pattern`.
@@ -149,6 +146,7 @@ class App {
     /// Adds global middleware (onion, before or after; see middleware.hpp), before run().
     template <class F>
     App& use(F&& f) {
+        check_not_started("middleware");
         root_->middleware.push_back(detail::make_middleware(std::forward<F>(f)));
         return *this;
     }
@@ -221,6 +219,9 @@ class App {
     void add_route(Method m, std::string_view pattern, HandlerFn h, detail::GroupData* g);
     void freeze();
     detail::GroupData* new_group(std::string prefix, detail::GroupData* parent);
+    // Throws std::logic_error once the app has started: the chains built at start hold
+    // pointers into the middleware lists, and the loops read them without locks.
+    void check_not_started(const char* what) const;
     bool dispatch(Request& req, Response& out, ResponseSink& sink);
     Response answer_unrouted(const Request& req, const Router::Match& m) const;
 
@@ -234,6 +235,13 @@ class App {
     std::unique_ptr<Server> server_;
     bool frozen_ = false;
 };
+
+template <class F>
+Group& Group::use(F&& f) {
+    app_->check_not_started("middleware");
+    data_->middleware.push_back(detail::make_middleware(std::forward<F>(f)));
+    return *this;
+}
 
 template <class F>
 Group& Group::route(Method method, std::string_view pattern, F&& f) {

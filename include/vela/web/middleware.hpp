@@ -24,6 +24,7 @@
 // plain function calls: no coroutine frame, no allocation.
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 
