@@ -57,9 +57,11 @@ void Server::start(unsigned threads) {
     ::signal(SIGPIPE, SIG_IGN);
     open_listeners(threads);
     started_ = true;
+    workers_ready_.store(true);
+    if (stop_requested_.load()) stop_workers();
     for (auto& w : workers_) threads_.emplace_back([w = w.get()] { w->run(); });
     for (auto& w : workers_)
-        while (!w->running()) std::this_thread::yield();
+        while (!w->started()) std::this_thread::yield();  // a stopped one may be done already
 }
 
 int Server::run(unsigned threads) {
@@ -68,6 +70,8 @@ int Server::run(unsigned threads) {
     block_signals();  // inherited by the worker threads: only worker 0's signalfd sees them
     open_listeners(threads);
     started_ = true;
+    workers_ready_.store(true);
+    if (stop_requested_.load()) stop_workers();
     workers_[0]->loop().on_signals({SIGINT, SIGTERM}, [this](int signo) {
         log::info("signal {}: shutting down gracefully", signo);
         stop();
@@ -81,6 +85,12 @@ int Server::run(unsigned threads) {
 }
 
 void Server::stop() {
+    stop_requested_.store(true);
+    if (workers_ready_.load()) stop_workers();
+}
+
+// Posts a drain to every loop (it runs when the loop does; twice is harmless).
+void Server::stop_workers() {
     for (auto& w : workers_) w->request_stop();
 }
 

@@ -37,7 +37,10 @@ void ServerWorker::add_listener(int fd) {
     listeners_.push_back(std::move(h));
 }
 
-void ServerWorker::run() { loop_.run(); }
+void ServerWorker::run() {
+    started_.store(true, std::memory_order_release);
+    loop_.run();
+}
 
 void ServerWorker::request_stop() {
     loop_.post([this] { begin_drain(); });

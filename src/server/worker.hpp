@@ -1,6 +1,7 @@
 #pragma once
 // One server worker: a Loop, its listeners and its connections, all on one thread.
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -23,8 +24,8 @@ class ServerWorker final : public IoSink {
     void run();
     /// Starts a graceful drain. Thread-safe.
     void request_stop();
-    /// True once the loop is running.
-    bool running() const noexcept { return loop_.running(); }
+    /// True once run() has been entered (and stays true after it returns).
+    bool started() const noexcept { return started_.load(std::memory_order_acquire); }
 
     Loop& loop() noexcept { return loop_; }
     HttpHandler& handler() noexcept { return handler_; }
@@ -47,6 +48,7 @@ class ServerWorker final : public IoSink {
     HttpHandler& handler_;
     const ServerOptions& options_;
     Loop loop_;
+    std::atomic<bool> started_{false};
     std::vector<std::unique_ptr<IoHandle>> listeners_;
     Http1Connection* conns_ = nullptr;  // intrusive list of live connections
     std::size_t count_ = 0;

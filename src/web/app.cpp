@@ -203,25 +203,38 @@ App& App::listen(std::string_view endpoint) {
     return *this;
 }
 
-int App::run(unsigned threads) {
+// Creates the server and publishes it to stop(), which may be racing on another thread.
+void App::make_server() {
     freeze();
+    live_.store(nullptr);
     server_ = std::make_unique<Server>(*handler_, options_);
     for (const auto& ep : listen_) server_->listen(ep);
-    return server_->run(threads);
+    live_.store(server_.get());
+    if (stop_requested_.load()) server_->stop();  // Server::stop() before run() is kept
+}
+
+int App::run(unsigned threads) {
+    make_server();
+    const int rc = server_->run(threads);
+    stop_requested_.store(false);  // a later run() starts afresh
+    return rc;
 }
 
 void App::start(unsigned threads) {
-    freeze();
-    server_ = std::make_unique<Server>(*handler_, options_);
-    for (const auto& ep : listen_) server_->listen(ep);
+    make_server();
     server_->start(threads);
 }
 
 void App::stop() {
-    if (server_) server_->stop();
+    stop_requested_.store(true);
+    if (Server* s = live_.load()) s->stop();
 }
 
-int App::wait() { return server_ ? server_->wait() : 0; }
+int App::wait() {
+    const int rc = server_ ? server_->wait() : 0;
+    stop_requested_.store(false);
+    return rc;
+}
 
 std::uint16_t App::port() const noexcept { return server_ ? server_->port() : 0; }
 

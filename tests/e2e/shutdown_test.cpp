@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <string>
+#include <thread>
 
 #include "e2e/client.hpp"
 
@@ -110,6 +112,41 @@ TEST(ShutdownTest, StopIsIdempotentAndSafeFromAnotherThread) {
     t.join();
     app.stop();
     EXPECT_EQ(app.wait(), 0);
+}
+
+// stop() from another thread racing with run() (a signal thread, a test harness) is never
+// lost, whether it lands before the server exists, while it starts, or while it runs.
+TEST(ShutdownTest, StopRacingRunIsNeverLost) {
+    for (int delay_us : {0, 0, 0, 50, 200, 1000, 5000}) {
+        App app;
+        quick_options(app.options());
+        add_basic_routes(app);
+        app.listen("127.0.0.1:0");
+        std::thread stopper([&app, delay_us] {
+            if (delay_us) std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+            app.stop();
+        });
+        auto ran = std::async(std::launch::async, [&app] { return app.run(2); });
+        const bool returned = ran.wait_for(5s) == std::future_status::ready;
+        stopper.join();
+        if (!returned) {
+            app.stop();  // unblock it so the test can fail instead of hanging
+            ran.wait();
+        }
+        ASSERT_TRUE(returned) << "run() ignored a stop() issued after " << delay_us << " us";
+        EXPECT_EQ(ran.get(), 0);
+    }
+}
+
+TEST(ShutdownTest, StopBeforeStartStopsTheAppOnceStarted) {
+    App app;
+    quick_options(app.options());
+    add_basic_routes(app);
+    app.stop();
+    start_app(app, 2);
+    auto waited = std::async(std::launch::async, [&app] { return app.wait(); });
+    ASSERT_EQ(waited.wait_for(3s), std::future_status::ready) << "the early stop() was lost";
+    EXPECT_EQ(waited.get(), 0);
 }
 
 TEST(ShutdownTest, PartialRequestDuringShutdownIsAnsweredThenClosed) {

@@ -13,6 +13,7 @@
 // response; when every connection is gone, or shutdown_timeout passes, the loops exit
 // and run()/wait() return 0.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -75,7 +76,8 @@ class Server {
     /// Starts like start() but runs worker 0 on the calling thread and handles SIGINT and
     /// SIGTERM as a graceful stop; returns 0 after shutdown.
     int run(unsigned threads = 0);
-    /// Begins a graceful shutdown. Thread-safe, idempotent.
+    /// Begins a graceful shutdown. Thread-safe, idempotent; called before run()/start(), the
+    /// server shuts down as soon as it has started.
     void stop();
     /// Waits for all workers started by start() to finish; returns 0.
     int wait();
@@ -94,8 +96,14 @@ class Server {
     std::vector<net::Endpoint> endpoints_;
     std::vector<std::unique_ptr<detail::ServerWorker>> workers_;
     std::vector<std::thread> threads_;
+    void stop_workers();
+
     std::uint16_t port_ = 0;
     bool started_ = false;
+    // stop() may race with run()/start() building the workers: each side sets its flag, then
+    // reads the other's (sequentially consistent), so at least one of them stops the workers.
+    std::atomic<bool> stop_requested_{false};
+    std::atomic<bool> workers_ready_{false};
 };
 
 }  // namespace vela

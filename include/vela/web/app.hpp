@@ -17,6 +17,7 @@
 // GET routes and OPTIONS is answered automatically. An exception escaping a handler or a
 // middleware becomes a 500 (its message is only shown with debug_errors) and is logged.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -206,7 +207,8 @@ class App {
     int run(unsigned threads = 0);
     /// Starts serving in background threads and returns (tests, embedding).
     void start(unsigned threads = 0);
-    /// Graceful stop of a started or running app. Thread-safe.
+    /// Graceful stop of a started or running app. Thread-safe; if it comes before run() or
+    /// start() has the server up, the app stops as soon as it is.
     void stop();
     /// Waits for a started app to finish.
     int wait();
@@ -222,6 +224,7 @@ class App {
     // Throws std::logic_error once the app has started: the chains built at start hold
     // pointers into the middleware lists, and the loops read them without locks.
     void check_not_started(const char* what) const;
+    void make_server();
     bool dispatch(Request& req, Response& out, ResponseSink& sink);
     Response answer_unrouted(const Request& req, const Router::Match& m) const;
 
@@ -233,6 +236,8 @@ class App {
     std::vector<net::Endpoint> listen_;
     std::unique_ptr<Handler> handler_;
     std::unique_ptr<Server> server_;
+    std::atomic<Server*> live_{nullptr};  // server_, for stop() from other threads
+    std::atomic<bool> stop_requested_{false};
     bool frozen_ = false;
 };
 
