@@ -24,8 +24,10 @@ inline constexpr std::string_view problem_json = "application/problem+json";
 inline constexpr std::string_view octet_stream = "application/octet-stream";
 }  // namespace mime
 
+/// An HTTP response: status, header fields, and a body held in a string or streamed.
 class Response {
   public:
+    /// Header bytes kept inside the object before they spill to the heap.
     static constexpr std::size_t kInlineHeaderBytes = 224;
 
     /// An empty 200 response.
@@ -38,10 +40,15 @@ class Response {
     Response(std::string_view body) : body_(body), content_type_(mime::text) {}
     /// A text/plain 200 response with a copy of `body`.
     Response(const char* body) : body_(body), content_type_(mime::text) {}
+    /// Moves status, headers and body (inline header bytes are copied).
     Response(Response&& o) noexcept;
+    /// Move-assigns, as the move constructor.
     Response& operator=(Response&& o) noexcept;
+    /// Copies status, headers, body and body source (the copies share the source).
     Response(const Response& o);
+    /// Copy-assigns, as the copy constructor.
     Response& operator=(const Response& o);
+    /// Destroys the response.
     ~Response() = default;
 
     /// A response with `body` and Content-Type `content_type`.

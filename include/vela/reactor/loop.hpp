@@ -33,6 +33,7 @@
 
 namespace vela {
 
+/// Settings of one Loop.
 struct LoopOptions {
     /// Resolution of the connection-timeout wheel.
     std::uint64_t wheel_tick_ms = 100;
@@ -40,13 +41,17 @@ struct LoopOptions {
     std::size_t buffer_size = 16 * 1024;
 };
 
+/// One event loop: I/O readiness, posted work, timers and signals, run on one thread.
 class Loop {
   public:
+    /// The clock timers and now_ms() follow.
     using Clock = std::chrono::steady_clock;
 
     /// Creates a loop (epoll backend); it runs on whichever thread calls run().
     explicit Loop(LoopOptions options = {});
+    /// Runs work still posted to it, then closes its descriptors.
     ~Loop();
+    /// Not copyable (registered handles point into it).
     Loop(const Loop&) = delete;
     Loop& operator=(const Loop&) = delete;
 

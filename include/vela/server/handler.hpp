@@ -13,6 +13,7 @@ namespace vela {
 /// Where an asynchronous handler delivers its response.
 class ResponseSink {
   public:
+    /// Destroys the sink.
     virtual ~ResponseSink() = default;
     /// Delivers the response for the request being handled; call exactly once.
     virtual void complete(Response&& r) = 0;
@@ -22,8 +23,10 @@ class ResponseSink {
     virtual void pending(std::coroutine_handle<> work) { (void)work; }
 };
 
+/// What the server calls for every request (App implements it with its router).
 class HttpHandler {
   public:
+    /// Destroys the handler.
     virtual ~HttpHandler() = default;
     /// Handles `req`. Returns true when `out` holds the response now. Returns false when the
     /// response will be delivered through `sink.complete()` (possibly before this returns);
