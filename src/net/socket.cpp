@@ -67,6 +67,9 @@ Endpoint Endpoint::parse(std::string_view spec) {
         return ep;
     }
     if (colon > 0) ep.host = std::string(spec.substr(0, colon));
+    if (ep.host.find(':') != std::string::npos)  // "::1:80": IPv6 needs brackets
+        throw std::invalid_argument("IPv6 endpoints are written [address]:port: " +
+                                    std::string(spec));
     ep.port = parse_port(spec.substr(colon + 1));
     return ep;
 }

@@ -34,5 +34,10 @@ template <class... A>
 void info(fmt::format_string<A...> f, A&&... a) {
     if (enabled(Level::info)) write(Level::info, fmt::format(f, std::forward<A>(a)...));
 }
+/// Writes a line at Level::debug, formatted with fmt only when that level is enabled.
+template <class... A>
+void debug(fmt::format_string<A...> f, A&&... a) {
+    if (enabled(Level::debug)) write(Level::debug, fmt::format(f, std::forward<A>(a)...));
+}
 
 }  // namespace vela::log
