@@ -31,11 +31,12 @@ std::uint16_t parse_port(std::string_view s) {
     throw std::system_error(errno, std::generic_category(), what);
 }
 
-// True when `sa` names a socket file nobody listens on (connecting is refused).
+// True when `sa` names a socket file nobody listens on (connecting is refused). The probe
+// does not block: a listener with a full queue (EAGAIN) counts as alive.
 bool stale_unix_socket(const sockaddr_un& sa) {
     struct stat st {};
     if (::lstat(sa.sun_path, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
-    const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (probe < 0) return false;
     const bool refused = ::connect(probe, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) < 0 &&
                          errno == ECONNREFUSED;

@@ -78,8 +78,14 @@ void EpollBackend::do_read(IoHandle& h) {
 ssize_t EpollBackend::write_from(IoHandle& h, const iovec* iov, int iovcnt) {
     ssize_t n;
     do {
-        n = iovcnt == 1 ? ::send(h.fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL)
-                        : ::writev(h.fd, iov, iovcnt);
+        if (iovcnt == 1) {
+            n = ::send(h.fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL);
+        } else {  // sendmsg, not writev: MSG_NOSIGNAL even where SIGPIPE is not ignored
+            msghdr m{};
+            m.msg_iov = const_cast<iovec*>(iov);
+            m.msg_iovlen = static_cast<std::size_t>(iovcnt);
+            n = ::sendmsg(h.fd, &m, MSG_NOSIGNAL);
+        }
     } while (n < 0 && errno == EINTR);
     std::size_t total = 0;
     for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <mutex>
 #include <system_error>
 
 #include "epoll_backend.hpp"
@@ -64,7 +65,8 @@ class Loop::SignalSink final : public IoSink {
 };
 
 Loop::Loop(LoopOptions options)
-    : io_(std::make_unique<EpollBackend>()),
+    : gate_(std::make_shared<detail::LoopGate>(this)),
+      io_(std::make_unique<EpollBackend>()),
       wheel_(options.wheel_tick_ms),
       buffers_(options.buffer_size) {
     auto* stub = new Posted;
@@ -81,6 +83,10 @@ Loop::Loop(LoopOptions options)
 }
 
 Loop::~Loop() {
+    {
+        std::lock_guard lock(gate_->mu);  // waits for a LoopRef::post in progress
+        gate_->loop = nullptr;
+    }
     run_posted();
     while (head_) {
         Posted* n = head_->next.load(std::memory_order_acquire);
@@ -114,6 +120,14 @@ void Loop::post(UniqueFunction fn) {
         std::uint64_t one = 1;
         [[maybe_unused]] ssize_t r = ::write(wake_fd_, &one, sizeof one);
     }
+}
+
+bool LoopRef::post(UniqueFunction fn) const {
+    if (!gate_) return false;
+    std::lock_guard lock(gate_->mu);
+    if (!gate_->loop) return false;
+    gate_->loop->post(std::move(fn));
+    return true;
 }
 
 void Loop::spawn(Task<void> task) {

@@ -137,7 +137,16 @@ void Http1Connection::process() {
         if (!dispatch()) break;  // an asynchronous handler has the request
     }
     if (!closed_) flush();
-    if (!closed_ && stream_ended_) resume();
+    // What follows a finished stream or direct body continues in a deferred call, not by
+    // recursion: a client pipelining many large bodies would otherwise grow the stack
+    // (process -> resume -> read -> process ...) without bound.
+    if (!closed_ && stream_ended_ && !resume_queued_) {
+        resume_queued_ = true;
+        loop_.defer([this] {
+            resume_queued_ = false;
+            if (!closed_ && stream_ended_) resume();
+        });
+    }
 }
 
 // Carries on after a pause, a finished stream or an asynchronous response: answer what is

@@ -98,6 +98,7 @@ class Http1Connection final : public IoSink, public ResponseSink {
     bool peer_gone_ = false;  // the peer closed while a handler was running
     bool continue_sent_ = false;
     bool stream_chunked_ = false;  // stream_ is framed as chunks (else raw until close)
+    bool resume_queued_ = false;   // a deferred resume() is pending
     bool stream_ended_ = false;    // a stream (or direct body) finished: what follows may proceed
 };
 

@@ -1,6 +1,8 @@
 #include "vela/web/app.hpp"
 
 #include <exception>
+#include <mutex>
+#include <utility>
 
 #include "vela/base/log.hpp"
 
@@ -204,19 +206,25 @@ App& App::listen(std::string_view endpoint) {
 }
 
 // Creates the server and publishes it to stop(), which may be racing on another thread.
+// The mutex keeps a server alive while stop() uses it; the replaced one (a restart) is
+// destroyed outside the lock.
 void App::make_server() {
     freeze();
-    live_.store(nullptr);
-    server_ = std::make_unique<Server>(*handler_, options_);
-    for (const auto& ep : listen_) server_->listen(ep);
-    live_.store(server_.get());
-    if (stop_requested_.load()) server_->stop();  // Server::stop() before run() is kept
+    auto fresh = std::make_unique<Server>(*handler_, options_);
+    for (const auto& ep : listen_) fresh->listen(ep);
+    std::unique_ptr<Server> old;
+    {
+        std::lock_guard lock(server_mu_);
+        old = std::exchange(server_, std::move(fresh));
+        if (stop_requested_) server_->stop();  // Server::stop() before run() is kept
+    }
 }
 
 int App::run(unsigned threads) {
     make_server();
     const int rc = server_->run(threads);
-    stop_requested_.store(false);  // a later run() starts afresh
+    std::lock_guard lock(server_mu_);
+    stop_requested_ = false;  // a later run() starts afresh
     return rc;
 }
 
@@ -226,13 +234,15 @@ void App::start(unsigned threads) {
 }
 
 void App::stop() {
-    stop_requested_.store(true);
-    if (Server* s = live_.load()) s->stop();
+    std::lock_guard lock(server_mu_);
+    stop_requested_ = true;
+    if (server_) server_->stop();
 }
 
 int App::wait() {
     const int rc = server_ ? server_->wait() : 0;
-    stop_requested_.store(false);
+    std::lock_guard lock(server_mu_);
+    stop_requested_ = false;
     return rc;
 }
 

@@ -156,6 +156,39 @@ TEST_F(LargeBodyTest, Http10CloseAfterALargeBody) {
     EXPECT_TRUE(c.closed_by_peer());
 }
 
+// Every response sent directly (threshold 1 byte) to a client that pipelines thousands of
+// requests and reads as fast as it can: each body finishes within its write and the next
+// request continues from a deferred call (process() no longer recurses through resume()).
+TEST_F(LargeBodyTest, ManyPipelinedDirectBodiesAreAllAnswered) {
+    app.options().direct_body_min = 1;
+    start();
+    Client c = Client::tcp(app.port());
+    constexpr int kRequests = 60000;
+    std::string batch;
+    for (int i = 0; i < kRequests; ++i) batch += get_request("/users/7");
+    std::size_t responses = 0;
+    std::thread reader([&] {
+        std::string tail;
+        char buf[65536];
+        while (responses < kRequests) {
+            ssize_t n = ::recv(c.fd(), buf, sizeof buf, 0);
+            if (n <= 0) return;
+            tail.append(buf, static_cast<std::size_t>(n));
+            std::size_t at = 0, hit;
+            while ((hit = tail.find("\r\n\r\n7", at)) != std::string::npos) {
+                ++responses;
+                at = hit + 5;
+            }
+            tail.erase(0, at);
+        }
+    });
+    c.set_timeout(Ms{30000});
+    EXPECT_TRUE(c.send(batch));
+    reader.join();
+    EXPECT_EQ(responses, std::size_t{kRequests});
+    expect_server_sound(app);
+}
+
 // Reading 8 MiB in small sips with pauses takes longer than the idle timeout; the reader
 // makes progress all along, so the body must arrive whole.
 TEST_F(LargeBodyTest, SlowButSteadyReaderIsNotCutOffByTheIdleTimeout) {

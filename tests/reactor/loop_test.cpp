@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -317,6 +318,55 @@ TEST(Loop, OnAwaiterDestroyedWhileTheTaskRunsElsewhere) {
     EXPECT_TRUE(task_finished);
     EXPECT_FALSE(resumed);
     EXPECT_FALSE(finished);
+}
+
+// The awaiting loop itself is destroyed before the task on the other loop ends (a server
+// torn down while a user-owned loop still works for it): the result is dropped instead of
+// being posted to the destroyed loop.
+TEST(Loop, OnToleratesTheAwaitingLoopBeingDestroyed) {
+    LoopThread other;
+    auto home = std::make_unique<Loop>();
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::atomic<bool> task_finished{false};
+    bool resumed = false;
+    auto remote = [&, released]() -> Task<int> {
+        released.wait();
+        task_finished = true;
+        co_return 7;
+    };
+    auto body = [&]() -> Task<void> { resumed = co_await vela::on(other.loop, remote()) == 7; };
+    std::coroutine_handle<> frame;
+    home->post([&] {
+        frame = start(body(), [](std::exception_ptr) {});
+        home->post([&] { home->stop(); });
+    });
+    home->run();  // returns with `body` still waiting in on()
+    home.reset();
+    release.set_value();
+    std::promise<void> drained;  // queued behind the task on the other loop
+    other.loop.post([&] { drained.set_value(); });
+    drained.get_future().wait();
+    EXPECT_TRUE(task_finished);
+    EXPECT_FALSE(resumed);
+    frame.destroy();  // the abandoned coroutine, on the thread that created it
+}
+
+TEST(Loop, LoopRefPostsOnlyWhileTheLoopExists) {
+    LoopRef none;
+    EXPECT_FALSE(none.post([] {}));
+    auto loop = std::make_unique<Loop>();
+    LoopRef ref = loop->ref();
+    int ran = 0;
+    EXPECT_TRUE(ref.post([&] {
+        ++ran;
+        loop->stop();
+    }));
+    loop->run();
+    EXPECT_EQ(ran, 1);
+    loop.reset();
+    EXPECT_FALSE(ref.post([&] { ++ran; }));
+    EXPECT_EQ(ran, 1);
 }
 
 TEST(Loop, ManyConcurrentOnCallsBetweenTwoLoops) {

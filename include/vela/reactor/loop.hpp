@@ -19,6 +19,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <unordered_map>
@@ -39,6 +40,34 @@ struct LoopOptions {
     std::uint64_t wheel_tick_ms = 100;
     /// Capacity of a pooled I/O buffer.
     std::size_t buffer_size = 16 * 1024;
+};
+
+class Loop;
+
+namespace detail {
+// Shared by a Loop and every LoopRef to it; the Loop clears `loop` when it is destroyed.
+struct LoopGate {
+    explicit LoopGate(Loop* l) noexcept : loop(l) {}
+    std::mutex mu;
+    Loop* loop;
+};
+}  // namespace detail
+
+/// A handle that may outlive its Loop: post() reaches the loop while it exists and does
+/// nothing after it was destroyed. Thread-safe; cheap to copy.
+class LoopRef {
+  public:
+    /// Refers to no loop (post() returns false).
+    LoopRef() noexcept = default;
+    /// Queues `fn` on the loop; false (and `fn` dropped) once the loop is gone.
+    bool post(UniqueFunction fn) const;
+    /// True when this refers to a loop at all (it may be gone since).
+    explicit operator bool() const noexcept { return static_cast<bool>(gate_); }
+
+  private:
+    friend class Loop;
+    explicit LoopRef(std::shared_ptr<detail::LoopGate> g) noexcept : gate_(std::move(g)) {}
+    std::shared_ptr<detail::LoopGate> gate_;
 };
 
 /// One event loop: I/O readiness, posted work, timers and signals, run on one thread.
@@ -69,6 +98,8 @@ class Loop {
     void post(UniqueFunction fn);
     /// Starts `task` on this loop's thread. Thread-safe.
     void spawn(Task<void> task);
+    /// A handle for posting to this loop from code that may outlive it.
+    LoopRef ref() const { return LoopRef(gate_); }
 
     /// Runs `fn` on this loop's thread right after the current batch of I/O completions
     /// (loop thread only): the place to free objects an I/O callback closed.
@@ -113,6 +144,7 @@ class Loop {
     void run_deferred();
     int poll_timeout() const noexcept;
 
+    std::shared_ptr<detail::LoopGate> gate_;
     std::unique_ptr<IoBackend> io_;
     TimerWheel wheel_;
     BufferPool buffers_;
@@ -164,7 +196,7 @@ namespace detail {
 template <class T>
 struct OnState {
     std::coroutine_handle<> awaiting;
-    Loop* home = nullptr;
+    LoopRef home;  // the awaiting loop, which may be destroyed before the task ends
     std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value{};
     std::exception_ptr error{};
     std::atomic<bool> abandoned{false};
@@ -191,11 +223,12 @@ struct OnAwaiter {
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
         state->awaiting = h;
-        state->home = Loop::current();
+        if (Loop* l = Loop::current()) state->home = l->ref();
         target.post([s = state, t = std::move(task)]() mutable {
             auto resume_home = [s] {
+                if (s->abandoned.load(std::memory_order_acquire)) return;
                 if (s->home)
-                    s->home->post([s] { OnState<T>::resume(s); });
+                    s->home.post([s] { OnState<T>::resume(s); });  // dropped if home is gone
                 else
                     OnState<T>::resume(s);
             };
@@ -221,8 +254,10 @@ struct OnAwaiter {
 }  // namespace detail
 
 /// Runs `task` on `loop` and resumes the awaiting coroutine on its own loop with the result
-/// (or the exception). If the awaiting coroutine is destroyed meanwhile, the task still runs
-/// to its end and its result is dropped.
+/// (or the exception). If the awaiting coroutine is destroyed meanwhile (on its own loop,
+/// e.g. at the shutdown deadline), or its loop is, the task still runs to its end and its
+/// result is dropped. An awaiter on no loop is resumed on `loop` and must not be destroyed
+/// while it waits.
 template <class T>
 detail::OnAwaiter<T> on(Loop& loop, Task<T> task) {
     return detail::OnAwaiter<T>(loop, std::move(task));

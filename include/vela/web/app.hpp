@@ -17,10 +17,10 @@
 // GET routes and OPTIONS is answered automatically. An exception escaping a handler or a
 // middleware becomes a 500 (its message is only shown with debug_errors) and is logged.
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -236,8 +236,8 @@ class App {
     std::vector<net::Endpoint> listen_;
     std::unique_ptr<Handler> handler_;
     std::unique_ptr<Server> server_;
-    std::atomic<Server*> live_{nullptr};  // server_, for stop() from other threads
-    std::atomic<bool> stop_requested_{false};
+    std::mutex server_mu_;         // guards replacing server_ against stop() on other threads
+    bool stop_requested_ = false;  // under server_mu_
     bool frozen_ = false;
 };
 
