@@ -49,13 +49,12 @@ std::string_view content_type_line(std::string_view ct) noexcept {
 }  // namespace
 
 void write_response(Buffer& out, const Response& r, const WriteOptions& o) {
-    int status = code(r.status());
-    if (status < 100 || status > 999) status = 500;  // not a status code: sent as a 500
+    const int status = wire_status(r.status());
     const std::string_view head = status_line(status);
     const std::string_view ctype = r.builtin_content_type();
     const std::string_view block = r.header_block();
     // RFC 9110 8.6: no Content-Length in 1xx and 204 responses; 304 has no body.
-    const bool bodiless = status < 200 || status == 204 || status == 304;
+    const bool bodiless = !status_has_body(status);
     const std::string_view body =
         (bodiless || o.head || o.streamed) ? std::string_view{} : std::string_view(r.body());
 

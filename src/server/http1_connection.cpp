@@ -38,7 +38,7 @@ void Http1Connection::start() {
 }
 
 bool Http1Connection::idle() const noexcept {
-    return !busy_ && in_.empty() && out_.empty() && !stream_ && !direct_;
+    return !busy_ && in_.empty() && out_.empty() && !body_in_flight();
 }
 
 void Http1Connection::drain() {
@@ -82,7 +82,7 @@ bool Http1Connection::on_read(ssize_t n) {
         if (busy_) {
             peer_gone_ = true;
             loop_.io().stop_reading(io_);
-        } else if (n == 0 && (!out_.empty() || direct_) && phase_ != Phase::linger) {
+        } else if (n == 0 && (!out_.empty() || body_in_flight()) && phase_ != Phase::linger) {
             close_after_ = true;
             loop_.io().stop_reading(io_);
         } else {
@@ -102,7 +102,7 @@ bool Http1Connection::on_read(ssize_t n) {
 // responses at once.
 void Http1Connection::process() {
     const ServerOptions& opt = worker_.options();
-    while (!busy_ && !stream_ && !direct_ && !close_after_ && !closed_ && !in_.empty()) {
+    while (!busy_ && !body_in_flight() && !close_after_ && !closed_ && !in_.empty()) {
         if (out_.size() >= opt.output_high_water) {
             if (!flush()) return;
             if (out_.size() >= opt.output_high_water) {
@@ -155,7 +155,7 @@ void Http1Connection::resume() {
     paused_ = false;
     stream_ended_ = false;
     process();
-    if (!closed_ && !busy_ && !stream_ && !direct_ && !close_after_ && !paused_ &&
+    if (!closed_ && !busy_ && !body_in_flight() && !close_after_ && !paused_ &&
         phase_ != Phase::linger && !io_.reading)
         loop_.io().read_into(io_);
 }
@@ -222,12 +222,10 @@ void Http1Connection::finish(Response& r) {
     // An HTTP/1.0 client reads a streamed body until the connection closes.
     const bool keep = req_->keep_alive() && !r.wants_close() && !worker_.draining() &&
                       !(streamed && http10 && !head);
-    const int status = static_cast<int>(r.status());
-    // A large body goes out from its own string, after the head (no copy); 1xx, 204 and 304
-    // carry none.
+    // A large body goes out from its own string, after the head (no copy).
     const bool direct = !streamed && !head &&
-                        r.body().size() >= worker_.options().direct_body_min && status >= 200 &&
-                        status != 204 && status != 304;
+                        r.body().size() >= worker_.options().direct_body_min &&
+                        status_has_body(wire_status(r.status()));
     if (out_.capacity() == 0) loop_.buffers().acquire(out_);
     write_response(out_, r,
                    WriteOptions{loop_.http_date(), keep, http10, head || direct, streamed});
@@ -249,7 +247,7 @@ void Http1Connection::finish(Response& r) {
     parser_.reset();
     continue_sent_ = false;
     if (!keep) close_after_ = true;
-    if (in_.empty() || stream_ || direct_) {
+    if (in_.empty() || body_in_flight()) {
         set_phase(Phase::idle, worker_.options().idle_timeout);
     } else {
         set_phase(Phase::header, worker_.options().header_timeout);
@@ -358,7 +356,7 @@ bool Http1Connection::flush() {
         }
         budget -= static_cast<std::size_t>(n);
     }
-    if (out_.empty() && !stream_ && !direct_) {
+    if (out_.empty() && !body_in_flight()) {
         if (out_.capacity()) loop_.buffers().release(out_);
         if (close_after_ && !busy_) {
             begin_linger();

@@ -57,6 +57,9 @@ class Http1Connection final : public IoSink, public ResponseSink {
     void complete(Response&& r) override;
     void pending(std::coroutine_handle<> work) override;
 
+    // A streamed or direct body is still being sent: reading waits, and so do the requests
+    // behind it.
+    bool body_in_flight() const noexcept { return stream_ || direct_; }
     void process();
     bool dispatch();
     void finish(Response& r);

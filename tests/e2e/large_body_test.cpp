@@ -27,13 +27,9 @@ std::string pattern(std::size_t n) {
     return s;
 }
 
-// A connection whose receive buffer is small, so the server's writes block early.
-Client small_window_client(std::uint16_t port) {
-    Client c = Client::tcp(port);
-    const int small_buffer = 16 * 1024;
-    ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVBUF, &small_buffer, sizeof small_buffer);
-    return c;
-}
+// A connection whose receive buffer is small (set before connecting), so the server's
+// writes block early.
+Client small_window_client(std::uint16_t port) { return Client(connect_loopback(port, 16 * 1024)); }
 
 class LargeBodyTest : public ::testing::Test {
   protected:

@@ -23,6 +23,16 @@ struct WriteOptions {
     bool streamed = false;
 };
 
+/// The status code sent for `s`: its own, or 500 for a value outside 100-999.
+constexpr int wire_status(Status s) noexcept {
+    const int c = code(s);
+    return c < 100 || c > 999 ? 500 : c;
+}
+/// False for the statuses whose responses have no body (1xx, 204, 304; RFC 9110 8.6).
+constexpr bool status_has_body(int wire_code) noexcept {
+    return wire_code >= 200 && wire_code != 204 && wire_code != 304;
+}
+
 /// Appends the status line, Server, Date, Content-Type, the response's own headers,
 /// Content-Length, Connection when needed, the empty line and the body to `out`.
 void write_response(Buffer& out, const Response& r, const WriteOptions& o);
