@@ -133,6 +133,19 @@ void RequestParser::reset() noexcept {
     scan_ = start_ = line_start_ = line_end_ = head_end_ = consumed_ = 0;
     content_length_ = 0;
     expect_continue_ = false;
+    upgrade_ = false;
+}
+
+ParseResult RequestParser::parse_target_only(std::string_view target, Request& req) {
+    unsigned seen = 0;
+    for (char ch : target) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (!is_target_char(c)) return fail(Status::BadRequest, "invalid character in target");
+        seen |= kTargetSeen[c];
+    }
+    if (target.empty()) return fail(Status::BadRequest, "empty request target");
+    if (target[0] != '/' && target != "*") return fail(Status::BadRequest, "not origin-form");
+    return parse_target(target, req, seen);
 }
 
 ParseResult RequestParser::parse(char* data, std::size_t n, Request& req) {
@@ -203,6 +216,11 @@ ParseResult RequestParser::find_head_end(const char* data, std::size_t n) {
     // A CR at the very end is the first half of a CRLF, not content: don't count it.
     const std::size_t end = (n > 0 && data[n - 1] == '\r') ? n - 1 : n;
     if (line_end_ == 0) {
+        // RFC 9112 3: a request line starts with a method token. Anything else (a TLS
+        // ClientHello on a plain port, binary noise) is answered now, not at the header timeout.
+        if (line_start_ < n && !is_tchar(static_cast<unsigned char>(data[line_start_])) &&
+            data[line_start_] != '\r')
+            return fail(Status::BadRequest, "request line does not start with a method");
         if (end - start_ > limits_->max_request_line)
             return fail(Status::UriTooLong, "request line too long");
     } else if (end - line_end_ > limits_->max_header_bytes) {
@@ -348,6 +366,9 @@ ParseResult RequestParser::parse_fields(std::string_view fields, Request& req) {
                         return fail(Status::ExpectationFailed, "unsupported expectation");
                     expect_continue_ = req.version() == 11;  // RFC 9110 10.1.1: ignored in 1.0
                 }
+                break;
+            case 7:
+                if (ascii::iequals(name, "upgrade")) upgrade_ = true;
                 break;
             case 10:
                 if (ascii::iequals(name, "connection")) {

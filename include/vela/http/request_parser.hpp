@@ -64,8 +64,14 @@ class RequestParser {
     bool expects_continue() const noexcept { return expect_continue_; }
     /// True once any byte of the current request has been seen (for timeouts).
     bool started() const noexcept { return scan_ > 0; }
+    /// True when the head carried an Upgrade field (only meaningful after the head).
+    bool upgrade() const noexcept { return upgrade_; }
     /// Prepares for the next request.
     void reset() noexcept;
+    /// Checks an origin-form or asterisk-form target (an HTTP/2 :path) by the same rules as a
+    /// request line's and sets `req`'s target, path and query; on `error` see error(). The
+    /// method must already be set.
+    ParseResult parse_target_only(std::string_view target, Request& req);
 
   private:
     enum class Phase : std::uint8_t { head, body_length, body_chunked, done, error };
@@ -96,6 +102,7 @@ class RequestParser {
     std::size_t consumed_ = 0;
     std::uint64_t content_length_ = 0;
     bool expect_continue_ = false;
+    bool upgrade_ = false;
     ChunkedDecoder chunked_;
 };
 
