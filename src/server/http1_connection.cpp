@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <exception>
 
+#include "http2_connection.hpp"
+#include "vela/base/ascii.hpp"
 #include "vela/base/log.hpp"
 #include "vela/http/response_writer.hpp"
 
@@ -13,10 +15,18 @@ namespace vela::detail {
 
 using std::chrono::milliseconds;
 
-Http1Connection::Http1Connection(ServerWorker& worker, int fd)
-    : worker_(worker), loop_(worker.loop()), parser_(&worker.options().limits) {
+Http1Connection::Http1Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls)
+    : worker_(worker),
+      loop_(worker.loop()),
+      parser_(&worker.options().limits),
+      tls_(std::move(tls)) {
     io_.fd = fd;
     io_.sink = this;
+    if (tls_) {
+        io_.sink = tls_.get();  // ciphertext goes to the transform, plaintext comes to us
+        tls_->bind(io_, *this);
+        handshaking_ = true;
+    }
     io_.kind = IoHandle::stream;
     timer_.fire = &Http1Connection::timer_fired;
     timer_.owner = this;
@@ -27,13 +37,15 @@ Http1Connection::~Http1Connection() {
         loop_.wheel().cancel(timer_);
         loop_.io().remove(io_);
         ::close(io_.fd);
+        if (handshaking_) worker_.handshake_finished();
     }
     release_buffers();
 }
 
 void Http1Connection::start() {
     loop_.io().add(io_);
-    set_phase(Phase::header, worker_.options().header_timeout);
+    set_phase(Phase::header, handshaking_ ? worker_.options().handshake_timeout
+                                          : worker_.options().header_timeout);
     loop_.io().read_into(io_);  // the first request often arrives with the connection
 }
 
@@ -68,6 +80,17 @@ void Http1Connection::force_close() {
         return;
     }
     close();
+}
+
+bool Http1Connection::on_handshake(std::string_view alpn) {
+    handshaking_ = false;
+    worker_.handshake_finished();
+    if (alpn == "h2") {
+        hand_over_to_http2(nullptr, {});
+        return false;
+    }
+    set_phase(Phase::header, worker_.options().header_timeout);
+    return true;
 }
 
 Buffer& Http1Connection::read_buffer() {
@@ -131,8 +154,20 @@ void Http1Connection::process() {
             break;
         }
         if (r == ParseResult::error) {
+            if (first_request_ && h2c_preface()) {
+                if (in_.size() >= kH2Preface.size()) {
+                    hand_over_to_http2(nullptr, {});
+                    return;
+                }
+                parser_.reset();  // the preface's first line: wait for the rest of it
+                break;
+            }
             reject(parser_.error());
             break;
+        }
+        if (first_request_) {
+            first_request_ = false;
+            if (parser_.upgrade() && try_h2c_upgrade()) return;
         }
         if (!dispatch()) break;  // an asynchronous handler has the request
     }
@@ -305,7 +340,7 @@ int Http1Connection::write_direct() {
     int parts = 0;
     if (!out_.empty()) v[parts++] = iovec{out_.data(), out_.size()};
     v[parts++] = iovec{direct_->data() + direct_sent_, direct_->size() - direct_sent_};
-    const ssize_t n = loop_.io().write_from(io_, v, parts);
+    const ssize_t n = send(v, parts);
     if (n < 0) {
         close();
         return -1;
@@ -340,7 +375,7 @@ bool Http1Connection::flush() {
         }
         if (out_.empty()) break;
         iovec v{out_.data(), out_.size()};
-        ssize_t n = loop_.io().write_from(io_, &v, 1);
+        ssize_t n = send(&v, 1);
         if (n < 0) {
             close();
             return false;
@@ -384,7 +419,9 @@ void Http1Connection::begin_linger() {
         close();
         return;
     }
-    ::shutdown(io_.fd, SHUT_WR);
+    // With TLS, close_notify first; the write side is shut once it has left (if the socket
+    // is full, the peer still reads it before our close).
+    if (!tls_ || tls_->close_notify()) ::shutdown(io_.fd, SHUT_WR);
     in_.clear();
     if (req_) worker_.release_request(std::move(req_));
     set_phase(Phase::linger, worker_.options().linger_timeout);
@@ -394,12 +431,80 @@ void Http1Connection::begin_linger() {
 void Http1Connection::close() {
     if (closed_) return;
     closed_ = true;
+    if (handshaking_) {
+        handshaking_ = false;
+        worker_.handshake_finished();
+    } else if (tls_ && phase_ != Phase::linger) {
+        tls_->close_notify();  // best effort: an idle or timed-out TLS connection ends cleanly
+    }
     loop_.wheel().cancel(timer_);
     loop_.io().remove(io_);
     ::close(io_.fd);
     release_buffers();
     if (req_ && !busy_) worker_.release_request(std::move(req_));
     worker_.connection_closed(this);
+}
+
+// h2c with prior knowledge (RFC 9113 3.3): the buffer starts like the connection preface
+// where a request line was expected (the parser rejects "PRI * HTTP/2.0", so this costs
+// ordinary requests nothing).
+bool Http1Connection::h2c_preface() const noexcept {
+    return !tls_ && worker_.options().http2.h2c_prior_knowledge && is_h2_preface_start(in_.view());
+}
+
+// h2c via Upgrade (RFC 7540 3.2): "Upgrade: h2c" with exactly one HTTP2-Settings, both named in
+// Connection. Anything else with an Upgrade field is an ordinary request.
+bool Http1Connection::try_h2c_upgrade() {
+    if (tls_ || !worker_.options().http2.h2c_upgrade) return false;
+    bool h2c = false, conn_upgrade = false, conn_settings = false;
+    int settings_count = 0;
+    std::string_view settings;
+    auto has_token = [](std::string_view list, std::string_view token) {
+        while (!list.empty()) {
+            const std::size_t comma = list.find(',');
+            std::string_view item = list.substr(0, comma);
+            while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
+                item.remove_prefix(1);
+            while (!item.empty() && (item.back() == ' ' || item.back() == '\t'))
+                item.remove_suffix(1);
+            if (ascii::iequals(item, token)) return true;
+            if (comma == std::string_view::npos) break;
+            list.remove_prefix(comma + 1);
+        }
+        return false;
+    };
+    for (const Header& h : req_->headers()) {
+        if (ascii::iequals(h.name, "upgrade")) h2c = h2c || has_token(h.value, "h2c");
+        if (ascii::iequals(h.name, "connection")) {
+            conn_upgrade = conn_upgrade || has_token(h.value, "upgrade");
+            conn_settings = conn_settings || has_token(h.value, "http2-settings");
+        }
+        if (ascii::iequals(h.name, "http2-settings")) {
+            ++settings_count;
+            settings = h.value;
+        }
+    }
+    if (!h2c || !conn_upgrade || !conn_settings || settings_count != 1) return false;
+    std::string decoded;
+    if (!base64url_decode(settings, decoded)) return false;
+    in_.consume(parser_.consumed());
+    parser_.reset();
+    hand_over_to_http2(std::move(req_), std::move(decoded));
+    return true;
+}
+
+// Gives the socket, the TLS transform and the unread bytes to an HTTP/2 driver, which takes
+// this connection's place in the worker's list.
+void Http1Connection::hand_over_to_http2(std::unique_ptr<Request> upgraded, std::string settings) {
+    closed_ = true;
+    loop_.wheel().cancel(timer_);
+    loop_.io().remove(io_);
+    if (out_.capacity()) loop_.buffers().release(out_);
+    auto* h2 = new Http2Connection(worker_, io_.fd, std::move(tls_), std::move(in_),
+                                   std::move(upgraded), std::move(settings));
+    if (req_) worker_.release_request(std::move(req_));
+    worker_.replace_connection(this, h2);
+    h2->start();
 }
 
 void Http1Connection::release_buffers() noexcept {

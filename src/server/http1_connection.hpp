@@ -24,27 +24,25 @@
 #include "vela/http/request_parser.hpp"
 #include "vela/reactor/timer_wheel.hpp"
 #include "vela/server/handler.hpp"
+#include "vela/tls/stream.hpp"
 #include "worker.hpp"
 
 namespace vela::detail {
 
-class Http1Connection final : public IoSink, public ResponseSink {
+class Http1Connection final : public Connection, public ResponseSink {
   public:
-    Http1Connection(ServerWorker& worker, int fd);
+    /// With `tls`, the connection starts with a TLS handshake (handshake_timeout applies).
+    Http1Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls = nullptr);
     ~Http1Connection() override;
 
     /// Registers the socket and starts reading.
     void start();
     /// Graceful shutdown: close now if idle, else after the current response.
-    void drain();
+    void drain() override;
     /// Closes the socket at once (shutdown deadline).
-    void force_close();
+    void force_close() override;
     /// True when no request is in progress and no output is queued.
     bool idle() const noexcept;
-
-    // Intrusive list of the worker's connections.
-    Http1Connection* prev = nullptr;
-    Http1Connection* next = nullptr;
 
   private:
     enum class Phase : std::uint8_t { idle, header, body, linger };
@@ -53,6 +51,8 @@ class Http1Connection final : public IoSink, public ResponseSink {
     Buffer& read_buffer() override;
     bool on_read(ssize_t n) override;
     void on_write_ready() override;
+    // tls::StreamOwner
+    bool on_handshake(std::string_view alpn) override;
     // ResponseSink
     void complete(Response&& r) override;
     void pending(std::coroutine_handle<> work) override;
@@ -67,6 +67,13 @@ class Http1Connection final : public IoSink, public ResponseSink {
     void resume();
     void reject(Status s);
     bool flush();
+    // Writes through the TLS transform when there is one (one predictable branch otherwise).
+    ssize_t send(const iovec* v, int n) {
+        return tls_ ? tls_->write(v, n) : loop_.io().write_from(io_, v, n);
+    }
+    bool h2c_preface() const noexcept;
+    bool try_h2c_upgrade();
+    void hand_over_to_http2(std::unique_ptr<Request> upgraded, std::string settings);
     int write_direct();
     void note_progress();
     void close();
@@ -85,6 +92,7 @@ class Http1Connection final : public IoSink, public ResponseSink {
     Buffer in_;
     Buffer out_;
     std::unique_ptr<Request> req_;
+    std::unique_ptr<tls::Stream> tls_;  // the TLS transform, on TLS ports
     std::uint64_t deadline_ms_ = 0;
     Response::BodySource stream_;          // a streamed body still being produced
     std::unique_ptr<std::string> direct_;  // a large body sent from its own storage
@@ -103,6 +111,8 @@ class Http1Connection final : public IoSink, public ResponseSink {
     bool stream_chunked_ = false;  // stream_ is framed as chunks (else raw until close)
     bool resume_queued_ = false;   // a deferred resume() is pending
     bool stream_ended_ = false;    // a stream (or direct body) finished: what follows may proceed
+    bool handshaking_ = false;     // counted in the worker's handshakes in progress
+    bool first_request_ = true;    // only the first request may be an h2c preface or upgrade
 };
 
 }  // namespace vela::detail

@@ -10,6 +10,7 @@
 #include "http1_connection.hpp"
 #include "vela/base/log.hpp"
 #include "vela/net/socket.hpp"
+#include "vela/tls/context.hpp"
 
 namespace vela::detail {
 
@@ -22,19 +23,21 @@ ServerWorker::ServerWorker(HttpHandler& handler, const ServerOptions& options)
 ServerWorker::~ServerWorker() {
     close_all();
     for (auto& l : listeners_) {
-        loop_.io().remove(*l);
-        ::close(l->fd);
+        loop_.io().remove(l->handle);
+        ::close(l->handle.fd);
     }
     if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 
-void ServerWorker::add_listener(int fd) {
-    auto h = std::make_unique<IoHandle>();
-    h->fd = fd;
-    h->sink = this;
-    h->kind = IoHandle::listener;
-    loop_.io().add(*h);
-    listeners_.push_back(std::move(h));
+void ServerWorker::add_listener(int fd, std::shared_ptr<tls::Context> tls) {
+    auto l = std::make_unique<Listener>();
+    l->worker = this;
+    l->tls = std::move(tls);
+    l->handle.fd = fd;
+    l->handle.sink = l.get();
+    l->handle.kind = IoHandle::listener;
+    loop_.io().add(l->handle);
+    listeners_.push_back(std::move(l));
 }
 
 void ServerWorker::run() {
@@ -61,24 +64,28 @@ void ServerWorker::release_request(std::unique_ptr<Request> r) noexcept {
     }
 }
 
-void ServerWorker::on_accept(int fd) {
-    if (fd < 0) {
-        if ((fd == -EMFILE || fd == -ENFILE) && reserve_fd_ >= 0) {
-            // Out of descriptors: the pending connection would wake us forever. Give up the
-            // spare fd, take the connection, close it, and take the spare back.
-            ::close(reserve_fd_);
-            for (auto& l : listeners_) {
-                int c = ::accept4(l->fd, nullptr, nullptr, SOCK_CLOEXEC);
-                if (c >= 0) ::close(c);
-            }
-            reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-            if (loop_.now_ms() >= next_emfile_log_ms_) {  // at most one line per second
-                next_emfile_log_ms_ = loop_.now_ms() + 1000;
-                log::warn("accept: out of file descriptors; shedding connections");
-            }
-        } else if (fd != -EAGAIN) {
-            log::warn("accept failed: {}", std::strerror(-fd));
+// Out of descriptors: the pending connection would wake us forever. Give up the spare fd,
+// take the connection, close it, and take the spare back.
+void ServerWorker::shed(int err) {
+    if ((err == EMFILE || err == ENFILE) && reserve_fd_ >= 0) {
+        ::close(reserve_fd_);
+        for (auto& l : listeners_) {
+            int c = ::accept4(l->handle.fd, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c >= 0) ::close(c);
         }
+        reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (loop_.now_ms() >= next_emfile_log_ms_) {  // at most one line per second
+            next_emfile_log_ms_ = loop_.now_ms() + 1000;
+            log::warn("accept: out of file descriptors; shedding connections");
+        }
+    } else if (err != EAGAIN) {
+        log::warn("accept failed: {}", std::strerror(err));
+    }
+}
+
+void ServerWorker::on_accept(int fd, Listener& from) {
+    if (fd < 0) {
+        shed(-fd);
         return;
     }
     if (draining_) {
@@ -86,19 +93,57 @@ void ServerWorker::on_accept(int fd) {
         return;
     }
     net::set_nodelay(fd);
-    auto* c = new Http1Connection(*this, fd);
+    std::unique_ptr<tls::Stream> tls;
+    if (from.tls) {
+        try {
+            tls =
+                std::make_unique<tls::Stream>(from.tls->new_session(), loop_.buffers(), loop_.io());
+        } catch (const std::exception& e) {
+            log::warn("TLS session for a new connection failed: {}", e.what());
+            ::close(fd);
+            return;
+        }
+        ++handshakes_;
+    }
+    auto* c = new Http1Connection(*this, fd, std::move(tls));
     c->next = conns_;
     if (conns_) conns_->prev = c;
     conns_ = c;
     ++count_;
-    if (count_ >= options_.max_connections_per_loop && !accept_paused_) {
-        accept_paused_ = true;
-        for (auto& l : listeners_) loop_.io().set_accepting(*l, false);
-    }
+    update_accepting();
     c->start();
 }
 
-void ServerWorker::connection_closed(Http1Connection* c) noexcept {
+// Listeners accept while the loop is under its connection cap; TLS listeners also wait while
+// the loop has max_handshakes_per_loop handshakes in progress (they cost CPU and are a DoS
+// target). Called on every accept and close, so it only flips flags that changed.
+void ServerWorker::update_accepting() noexcept {
+    const bool full = count_ >= options_.max_connections_per_loop || draining_;
+    const bool tls_full = full || handshakes_ >= options_.max_handshakes_per_loop;
+    if (full == plain_paused_ && tls_full == tls_paused_) return;
+    plain_paused_ = full;
+    tls_paused_ = tls_full;
+    for (auto& l : listeners_) loop_.io().set_accepting(l->handle, !(l->tls ? tls_full : full));
+}
+
+void ServerWorker::handshake_finished() noexcept {
+    --handshakes_;
+    update_accepting();
+}
+
+void ServerWorker::replace_connection(Connection* old, Connection* fresh) noexcept {
+    fresh->prev = old->prev;
+    fresh->next = old->next;
+    if (old->prev)
+        old->prev->next = fresh;
+    else if (conns_ == old)
+        conns_ = fresh;
+    if (old->next) old->next->prev = fresh;
+    old->prev = old->next = nullptr;
+    loop_.defer([old] { delete old; });
+}
+
+void ServerWorker::connection_closed(Connection* c) noexcept {
     if (c->prev)
         c->prev->next = c->next;
     else if (conns_ == c)
@@ -108,10 +153,7 @@ void ServerWorker::connection_closed(Http1Connection* c) noexcept {
     --count_;
     // Freed after the current batch of I/O events: the backend may still hold its handle.
     loop_.defer([c] { delete c; });
-    if (accept_paused_ && count_ < options_.max_connections_per_loop && !draining_) {
-        accept_paused_ = false;
-        for (auto& l : listeners_) loop_.io().set_accepting(*l, true);
-    }
+    update_accepting();
     if (draining_) maybe_finish_drain();
 }
 
@@ -119,12 +161,12 @@ void ServerWorker::begin_drain() {
     if (draining_) return;
     draining_ = true;
     for (auto& l : listeners_) {
-        loop_.io().remove(*l);
-        ::close(l->fd);
+        loop_.io().remove(l->handle);
+        ::close(l->handle.fd);
     }
     listeners_.clear();
-    for (Http1Connection* c = conns_; c;) {
-        Http1Connection* nx = c->next;
+    for (Connection* c = conns_; c;) {
+        Connection* nx = c->next;
         c->drain();
         c = nx;
     }
@@ -141,8 +183,8 @@ void ServerWorker::maybe_finish_drain() {
 }
 
 void ServerWorker::close_all() {
-    for (Http1Connection* c = conns_; c;) {
-        Http1Connection* nx = c->next;
+    for (Connection* c = conns_; c;) {
+        Connection* nx = c->next;
         c->force_close();
         c = nx;
     }

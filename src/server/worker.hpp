@@ -1,5 +1,10 @@
 #pragma once
 // One server worker: a Loop, its listeners and its connections, all on one thread.
+//
+// A connection runs one protocol driver at a time (Http1Connection, Http2Connection). A
+// driver switch (ALPN "h2", the h2c preface, Upgrade: h2c) hands the socket, the TLS
+// transform and the unread bytes to the new driver in place; the worker's list and counts
+// see one connection throughout.
 
 #include <atomic>
 #include <memory>
@@ -8,18 +13,35 @@
 #include "vela/http/request.hpp"
 #include "vela/reactor/loop.hpp"
 #include "vela/server/server.hpp"
+#include "vela/tls/stream.hpp"
+
+namespace vela::tls {
+class Context;
+}
 
 namespace vela::detail {
 
-class Http1Connection;
+/// What the worker needs of every protocol driver.
+class Connection : public tls::StreamOwner {
+  public:
+    /// Graceful shutdown: close now if idle, else once the work in flight is done.
+    virtual void drain() = 0;
+    /// Closes at once (the shutdown deadline passed).
+    virtual void force_close() = 0;
 
-class ServerWorker final : public IoSink {
+    // Intrusive list of the worker's connections.
+    Connection* prev = nullptr;
+    Connection* next = nullptr;
+};
+
+class ServerWorker final {
   public:
     ServerWorker(HttpHandler& handler, const ServerOptions& options);
-    ~ServerWorker() override;
+    ~ServerWorker();
 
-    /// Takes ownership of a listening fd (registered when run() starts).
-    void add_listener(int fd);
+    /// Takes ownership of a listening fd (registered when run() starts); with `tls`, its
+    /// connections start with a TLS handshake.
+    void add_listener(int fd, std::shared_ptr<tls::Context> tls = nullptr);
     /// Runs the loop until the worker has drained (thread entry point).
     void run();
     /// Starts a graceful drain. Thread-safe.
@@ -36,11 +58,24 @@ class ServerWorker final : public IoSink {
     std::unique_ptr<Request> acquire_request();
     void release_request(std::unique_ptr<Request> r) noexcept;
 
+    /// Puts a new driver in the list in place of `old` (a protocol switch).
+    void replace_connection(Connection* old, Connection* fresh) noexcept;
     /// Called by a connection once it has closed its socket; frees it after this batch.
-    void connection_closed(Http1Connection* c) noexcept;
+    void connection_closed(Connection* c) noexcept;
+    /// A TLS handshake of this loop finished or was abandoned.
+    void handshake_finished() noexcept;
 
   private:
-    void on_accept(int fd) override;
+    struct Listener final : IoSink {
+        ServerWorker* worker = nullptr;
+        IoHandle handle;
+        std::shared_ptr<tls::Context> tls;
+        void on_accept(int fd) override { worker->on_accept(fd, *this); }
+    };
+
+    void on_accept(int fd, Listener& from);
+    void shed(int err);
+    void update_accepting() noexcept;
     void begin_drain();
     void maybe_finish_drain();
     void close_all();
@@ -49,10 +84,12 @@ class ServerWorker final : public IoSink {
     const ServerOptions& options_;
     Loop loop_;
     std::atomic<bool> started_{false};
-    std::vector<std::unique_ptr<IoHandle>> listeners_;
-    Http1Connection* conns_ = nullptr;  // intrusive list of live connections
+    std::vector<std::unique_ptr<Listener>> listeners_;
+    Connection* conns_ = nullptr;  // intrusive list of live connections
     std::size_t count_ = 0;
-    bool accept_paused_ = false;
+    std::size_t handshakes_ = 0;  // TLS handshakes in progress
+    bool plain_paused_ = false;   // plain listeners not accepting (connection cap)
+    bool tls_paused_ = false;     // TLS listeners not accepting (connection or handshake cap)
     bool draining_ = false;
     int reserve_fd_ = -1;  // spare fd given up to shed a connection on EMFILE
     std::uint64_t next_emfile_log_ms_ = 0;

@@ -1,0 +1,836 @@
+#include "http2_connection.hpp"
+
+#include <nghttp2/nghttp2.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstring>
+#include <exception>
+
+#include "vela/base/ascii.hpp"
+#include "vela/base/log.hpp"
+#include "vela/http/response_writer.hpp"
+
+namespace vela::detail {
+
+// One stream: its request as received (fields stored back to back in `raw`, so the Request's
+// views stay valid however many arrive), its response while it is being sent, and the
+// handler's completion.
+struct H2Stream final : ResponseSink {
+    struct Field {
+        std::uint32_t name, name_len, value, value_len;
+    };
+    Http2Connection* conn = nullptr;
+    std::int32_t id = 0;
+    H2Stream* prev = nullptr;
+    H2Stream* next = nullptr;
+    std::string raw;
+    std::vector<Field> fields;
+    std::string cookies;  // RFC 9113 8.2.3: cookie fields joined with "; "
+    std::string body;
+    std::size_t header_list_size = 0;
+    std::unique_ptr<Request> req;
+    // The response being sent: a body string (sent from body_off) or a streamed source.
+    std::string out_body;
+    std::size_t body_off = 0;
+    Response::BodySource source;
+    std::string piece;
+    std::size_t piece_off = 0;
+    std::uint64_t stalled_since = 0;  // when the response last could not move (0: it moves)
+    std::uint64_t opened_ms = 0;
+    std::coroutine_handle<> work;
+    Response* inline_result = nullptr;
+    Status early = Status::OK;  // an answer decided while receiving (431, 413)
+    bool open = true;           // nghttp2 still knows the stream
+    bool queued = false;        // in the ready list
+    bool request_done = false;  // END_STREAM received
+    bool busy = false;          // an asynchronous handler owns the request
+    bool dispatching = false;
+    bool completed_inline = false;
+    bool responding = false;  // a response was submitted
+    bool prebuilt = false;    // the Request is filled already (an upgraded HTTP/1.1 request)
+
+    void complete(Response&& r) override {
+        if (dispatching) {
+            *inline_result = std::move(r);
+            completed_inline = true;
+            return;
+        }
+        conn->stream_completed(*this, std::move(r));
+    }
+    void pending(std::coroutine_handle<> w) override {
+        if (!completed_inline) work = w;
+    }
+    std::string_view at(std::uint32_t off, std::uint32_t len) const {
+        return std::string_view(raw).substr(off, len);
+    }
+};
+
+namespace {
+
+Http2Connection& self(void* user) { return *static_cast<Http2Connection*>(user); }
+
+int cb_begin_headers(nghttp2_session*, const nghttp2_frame* f, void* user) {
+    if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    return self(user).on_begin_headers(f->hd.stream_id);
+}
+
+int cb_header(nghttp2_session*, const nghttp2_frame* f, const std::uint8_t* name,
+              std::size_t namelen, const std::uint8_t* value, std::size_t valuelen, std::uint8_t,
+              void* user) {
+    if (f->hd.type != NGHTTP2_HEADERS) return 0;
+    return self(user).on_header(f->hd.stream_id, {reinterpret_cast<const char*>(name), namelen},
+                                {reinterpret_cast<const char*>(value), valuelen},
+                                f->headers.cat == NGHTTP2_HCAT_HEADERS);
+}
+
+int cb_frame_recv(nghttp2_session*, const nghttp2_frame* f, void* user) {
+    return self(user).on_frame(f->hd.type, f->hd.flags, f->hd.stream_id, f->hd.length);
+}
+
+int cb_data(nghttp2_session*, std::uint8_t, std::int32_t id, const std::uint8_t* data,
+            std::size_t len, void* user) {
+    return self(user).on_data(id, data, len);
+}
+
+int cb_stream_close(nghttp2_session*, std::int32_t id, std::uint32_t error, void* user) {
+    return self(user).on_stream_close(id, error);
+}
+
+int cb_frame_send(nghttp2_session*, const nghttp2_frame* f, void* user) {
+    return self(user).on_frame_sent(f->hd.type, f->hd.flags, f->hd.stream_id);
+}
+
+ssize_t cb_read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t length,
+                     std::uint32_t* flags, nghttp2_data_source* src, void*) {
+    auto* s = static_cast<H2Stream*>(src->ptr);
+    bool eof = false;
+    std::size_t n;
+    try {
+        n = s->conn->write_body(*s, buf, length, eof);
+    } catch (const std::exception& e) {
+        // Headers are gone already: RST_STREAM INTERNAL_ERROR is the honest signal left.
+        log::error("streamed body for HTTP/2 stream {} failed: {}", s->id, e.what());
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    if (eof) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return static_cast<ssize_t>(n);
+}
+
+// The callbacks are the same for every session: made once per process.
+nghttp2_session_callbacks* callbacks() {
+    static nghttp2_session_callbacks* cbs = [] {
+        nghttp2_session_callbacks* c = nullptr;
+        if (nghttp2_session_callbacks_new(&c) != 0) throw std::bad_alloc();
+        nghttp2_session_callbacks_set_on_begin_headers_callback(c, cb_begin_headers);
+        nghttp2_session_callbacks_set_on_header_callback(c, cb_header);
+        nghttp2_session_callbacks_set_on_frame_recv_callback(c, cb_frame_recv);
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(c, cb_data);
+        nghttp2_session_callbacks_set_on_stream_close_callback(c, cb_stream_close);
+        nghttp2_session_callbacks_set_on_frame_send_callback(c, cb_frame_send);
+        return c;
+    }();
+    return cbs;
+}
+
+nghttp2_option* session_options() {
+    static nghttp2_option* opt = [] {
+        nghttp2_option* o = nullptr;
+        if (nghttp2_option_new(&o) != 0) throw std::bad_alloc();
+        // A client that sends PING/SETTINGS without reading the ACKs: end it, not queue them.
+        nghttp2_option_set_max_outbound_ack(o, 1000);
+        nghttp2_option_set_max_settings(o, 32);
+        // Rapid reset (CVE-2023-44487): at most a burst of 1000 resets, then 33 per second.
+        nghttp2_option_set_stream_reset_rate_limit(o, 1000, 33);
+        return o;
+    }();
+    return opt;
+}
+
+constexpr bool connection_specific(std::string_view lower_name) {
+    return lower_name == "connection" || lower_name == "keep-alive" ||
+           lower_name == "proxy-connection" || lower_name == "transfer-encoding" ||
+           lower_name == "upgrade";
+}
+
+}  // namespace
+
+bool base64url_decode(std::string_view in, std::string& out) {
+    out.clear();
+    unsigned acc = 0;
+    int bits = 0;
+    for (char ch : in) {
+        int v;
+        if (ch >= 'A' && ch <= 'Z')
+            v = ch - 'A';
+        else if (ch >= 'a' && ch <= 'z')
+            v = ch - 'a' + 26;
+        else if (ch >= '0' && ch <= '9')
+            v = ch - '0' + 52;
+        else if (ch == '-' || ch == '+')
+            v = 62;
+        else if (ch == '_' || ch == '/')
+            v = 63;
+        else if (ch == '=')
+            break;
+        else
+            return false;
+        acc = (acc << 6) | static_cast<unsigned>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(static_cast<char>((acc >> bits) & 0xff));
+        }
+    }
+    return true;
+}
+
+Http2Connection::Http2Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls,
+                                 Buffer unread, std::unique_ptr<Request> upgraded,
+                                 std::string settings)
+    : worker_(worker),
+      loop_(worker.loop()),
+      tls_(std::move(tls)),
+      in_(std::move(unread)),
+      target_parser_(&worker.options().limits),
+      upgrade_settings_(std::move(settings)) {
+    io_.fd = fd;
+    io_.sink = tls_ ? static_cast<IoSink*>(tls_.get()) : this;
+    io_.kind = IoHandle::stream;
+    timer_.fire = &Http2Connection::timer_fired;
+    timer_.owner = this;
+    if (tls_) tls_->bind(io_, *this);
+    if (nghttp2_session_server_new2(&session_, callbacks(), this, session_options()) != 0)
+        throw std::bad_alloc();
+    // The upgraded request's fields point into `in_`'s old bytes: copy them before anything
+    // touches the buffer.
+    if (upgraded) adopt_upgrade(std::move(upgraded));
+}
+
+Http2Connection::~Http2Connection() {
+    if (!closed_) {
+        loop_.wheel().cancel(timer_);
+        loop_.io().remove(io_);
+        ::close(io_.fd);
+    }
+    delete upgraded_;
+    while (streams_) {
+        H2Stream* s = streams_;
+        if (s->busy && s->work) s->work.destroy();
+        s->busy = false;
+        free_stream(s);
+    }
+    nghttp2_session_del(session_);
+    if (in_.capacity()) loop_.buffers().release(in_);
+    if (out_.capacity()) loop_.buffers().release(out_);
+}
+
+void Http2Connection::start() {
+    const Http2Options& o = worker_.options().http2;
+    const std::array<nghttp2_settings_entry, 4> iv{{
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, o.max_concurrent_streams},
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, o.stream_window},
+        {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, o.max_frame_size},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, o.max_header_list_size},
+    }};
+    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    if (upgraded_) {
+        // RFC 7540 3.2: 101, then the server preface; the request becomes stream 1.
+        out_.append(
+            "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n");
+        nghttp2_session_upgrade2(
+            session_, reinterpret_cast<const std::uint8_t*>(upgrade_settings_.data()),
+            upgrade_settings_.size(), upgraded_->req->method() == Method::HEAD, nullptr);
+    }
+    nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, iv.data(), iv.size());
+    if (o.connection_window > 65535)
+        nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0,
+                                              static_cast<std::int32_t>(o.connection_window));
+    loop_.io().add(io_);
+    arm(loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count()));
+    if (H2Stream* s = std::exchange(upgraded_, nullptr)) {
+        s->opened_ms = loop_.now_ms();
+        s->next = streams_;
+        if (streams_) streams_->prev = s;
+        streams_ = s;
+        ++stream_count_;
+        nghttp2_session_set_stream_user_data(session_, 1, s);
+        s->queued = true;
+        ready_.push_back(s);
+    }
+    // What the HTTP/1.1 driver had read already (the preface and perhaps more).
+    if (!in_.empty() && !feed()) return;
+    run_ready();
+    if (closed_) return;
+    flush();
+    if (closed_) return;
+    if (tls_ && !tls_->deliver()) return;
+    if (!closed_ && !paused_) loop_.io().read_into(io_);
+}
+
+// The upgraded HTTP/1.1 request is answered on stream 1: its fields and body move into the
+// stream's own storage, as for any HTTP/2 request.
+void Http2Connection::adopt_upgrade(std::unique_ptr<Request> req) {
+    auto* s = new H2Stream;
+    s->conn = this;
+    s->id = 1;
+    s->request_done = true;
+    s->prebuilt = true;
+    std::string& raw = s->raw;
+    std::size_t size = req->method_name().size() + req->target().size() + req->host().size();
+    for (const Header& h : req->headers()) size += h.name.size() + h.value.size();
+    raw.reserve(size);
+    auto keep = [&](std::string_view v) {
+        const std::size_t off = raw.size();
+        raw.append(v);
+        return std::pair{off, v.size()};
+    };
+    const auto m = keep(req->method_name());
+    const auto t = keep(req->target());
+    const auto host = keep(req->host());
+    std::vector<std::pair<std::pair<std::size_t, std::size_t>, std::pair<std::size_t, std::size_t>>>
+        hs;
+    for (const Header& h : req->headers()) hs.push_back({keep(h.name), keep(h.value)});
+    s->body.assign(req->body());
+    auto view = [&](std::pair<std::size_t, std::size_t> p) {
+        return std::string_view(raw).substr(p.first, p.second);
+    };
+    const Method method = req->method();
+    req->reset();
+    req->set_method(method, view(m));
+    target_parser_.reset();
+    target_parser_.parse_target_only(view(t), *req);  // it passed the same check in HTTP/1.1
+    req->set_host(view(host));
+    req->set_body(s->body);
+    for (const auto& [n, v] : hs) req->mutable_headers().push_back(Header{view(n), view(v)});
+    req->set_version(20);
+    req->set_keep_alive(true);
+    s->req = std::move(req);
+    upgraded_ = s;
+}
+
+void Http2Connection::drain() {
+    if (closed_ || draining_) return;
+    draining_ = true;
+    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
+                          nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
+                          nullptr, 0);
+    flush();
+}
+
+void Http2Connection::force_close() {
+    if (closed_) return;
+    for (H2Stream* s = streams_; s; s = s->next) {
+        if (s->busy && s->work) {
+            std::coroutine_handle<> w = std::exchange(s->work, {});
+            s->busy = false;
+            w.destroy();
+        }
+    }
+    close();
+}
+
+Buffer& Http2Connection::read_buffer() {
+    if (in_.capacity() == 0) loop_.buffers().acquire(in_);
+    return in_;
+}
+
+bool Http2Connection::on_read(ssize_t n) {
+    if (n <= 0) {
+        close();
+        return false;
+    }
+    if (!feed()) return false;
+    run_ready();
+    if (closed_) return false;
+    flush();
+    return !closed_ && io_.reading;
+}
+
+// Hands the buffered bytes to nghttp2 (which calls back into on_header, on_frame, ...).
+bool Http2Connection::feed() {
+    in_feed_ = true;
+    const ssize_t r = nghttp2_session_mem_recv(
+        session_, reinterpret_cast<const std::uint8_t*>(in_.data()), in_.size());
+    in_feed_ = false;
+    in_.clear();
+    if (in_.capacity()) loop_.buffers().release(in_);
+    if (r < 0) {
+        // A connection error: nghttp2 has queued GOAWAY where the protocol asks for one.
+        log::debug("HTTP/2 connection error: {}", nghttp2_strerror(static_cast<int>(r)));
+        flush();
+        close();
+        return false;
+    }
+    deadline_ms_ =
+        loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count());
+    return true;
+}
+
+int Http2Connection::on_begin_headers(std::int32_t id) {
+    if (draining_) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    auto* s = new H2Stream;
+    s->conn = this;
+    s->id = id;
+    s->opened_ms = loop_.now_ms();
+    s->next = streams_;
+    if (streams_) streams_->prev = s;
+    streams_ = s;
+    ++stream_count_;
+    nghttp2_session_set_stream_user_data(session_, id, s);
+    return 0;
+}
+
+int Http2Connection::on_header(std::int32_t id, std::string_view name, std::string_view value,
+                               bool trailer) {
+    auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+    if (!s || trailer) return 0;  // trailers are accepted and dropped
+    // RFC 9113 6.5.2: the size of a field is its name and value plus 32.
+    s->header_list_size += name.size() + value.size() + 32;
+    if (s->header_list_size > worker_.options().http2.max_header_list_size ||
+        s->fields.size() >= worker_.options().limits.max_headers) {
+        s->early = Status::RequestHeaderFieldsTooLarge;
+        return 0;  // keep decoding (HPACK state must stay in step) but store nothing more
+    }
+    if (s->early != Status::OK) return 0;
+    if (name == "cookie") {
+        if (!s->cookies.empty()) s->cookies += "; ";
+        s->cookies += value;
+        return 0;
+    }
+    const auto off = static_cast<std::uint32_t>(s->raw.size());
+    s->raw.append(name);
+    s->raw.append(value);
+    s->fields.push_back({off, static_cast<std::uint32_t>(name.size()),
+                         off + static_cast<std::uint32_t>(name.size()),
+                         static_cast<std::uint32_t>(value.size())});
+    return 0;
+}
+
+int Http2Connection::on_frame(std::uint8_t type, std::uint8_t flags, std::int32_t id,
+                              std::size_t length) {
+    const Http2Options& o = worker_.options().http2;
+    switch (type) {
+        case NGHTTP2_DATA:
+            if (length == 0 && !(flags & NGHTTP2_FLAG_END_STREAM)) ++control_frames_;
+            break;
+        case NGHTTP2_HEADERS:
+            break;
+        default:  // PING, SETTINGS, PRIORITY, RST_STREAM, WINDOW_UPDATE, GOAWAY, unknown
+            ++control_frames_;
+            break;
+    }
+    if (control_frames_ > o.max_control_frames) {
+        calm_down(NGHTTP2_ENHANCE_YOUR_CALM);
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    if ((type == NGHTTP2_DATA || type == NGHTTP2_HEADERS) && (flags & NGHTTP2_FLAG_END_STREAM)) {
+        auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+        if (s && !s->request_done) {
+            s->request_done = true;
+            if (!s->responding) {
+                s->queued = true;
+                ready_.push_back(s);
+            }
+        }
+    } else if (type == NGHTTP2_HEADERS) {
+        auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+        // A header list over the limit is answered now, whatever body may follow.
+        if (s && s->early != Status::OK && !s->responding) reject_stream(*s, s->early);
+    }
+    return 0;
+}
+
+int Http2Connection::on_data(std::int32_t id, const std::uint8_t* data, std::size_t len) {
+    auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+    if (!s || s->responding) return 0;
+    if (s->body.size() + len > worker_.options().limits.max_body) {
+        s->body.clear();
+        s->body.shrink_to_fit();
+        reject_stream(*s, Status::PayloadTooLarge);
+        return 0;
+    }
+    s->body.append(reinterpret_cast<const char*>(data), len);
+    return 0;
+}
+
+int Http2Connection::on_stream_close(std::int32_t id, std::uint32_t) {
+    auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+    if (!s) return 0;
+    nghttp2_session_set_stream_user_data(session_, id, nullptr);
+    s->open = false;
+    if (!s->request_done || !s->responding) ++control_frames_;  // reset by the client early
+    // A handler still owns it, or run_ready() will meet it: freed there.
+    if (!s->busy && !s->queued) free_stream(s);
+    return 0;
+}
+
+int Http2Connection::on_frame_sent(std::uint8_t type, std::uint8_t flags, std::int32_t id) {
+    // RFC 9113 8.1: a response complete before its request (413, 431) ends the stream with
+    // RST_STREAM NO_ERROR so the client stops sending the body.
+    if ((type == NGHTTP2_DATA || type == NGHTTP2_HEADERS) && (flags & NGHTTP2_FLAG_END_STREAM)) {
+        auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+        if (s && !s->request_done)
+            nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_NO_ERROR);
+    }
+    return 0;
+}
+
+// Dispatches every stream whose request ended during the last read, unless the client reset it
+// in the meantime (rapid reset costs the server no handler work).
+void Http2Connection::run_ready() {
+    for (std::size_t i = 0; i < ready_.size() && !closed_; ++i) {
+        H2Stream* s = ready_[i];
+        s->queued = false;
+        if (!s->open) {
+            free_stream(s);
+            continue;
+        }
+        dispatch(*s);
+    }
+    ready_.clear();
+}
+
+bool Http2Connection::build_request(H2Stream& s) {
+    if (!s.req) s.req = worker_.acquire_request();
+    Request& req = *s.req;
+    req.reset();
+    std::string_view method, path, authority, host;
+    auto& headers = req.mutable_headers();
+    for (const H2Stream::Field& f : s.fields) {
+        const std::string_view name = s.at(f.name, f.name_len);
+        const std::string_view value = s.at(f.value, f.value_len);
+        if (name.empty()) continue;
+        if (name[0] == ':') {
+            if (name == ":method") method = value;
+            if (name == ":path") path = value;
+            if (name == ":authority") authority = value;
+            continue;
+        }
+        if (name == "host") host = value;
+        headers.push_back(Header{name, value});
+    }
+    if (!s.cookies.empty()) headers.push_back(Header{"cookie", s.cookies});
+    const Method m = method_from(method);
+    req.set_method(m, method);
+    req.set_version(20);
+    req.set_keep_alive(true);
+    req.set_host(authority.empty() ? host : authority);
+    req.set_body(s.body);
+    if (m == Method::CONNECT) {
+        reject_stream(s, Status::NotImplemented);
+        return false;
+    }
+    target_parser_.reset();
+    if (target_parser_.parse_target_only(path, req) != ParseResult::complete) {
+        reject_stream(s, target_parser_.error());
+        return false;
+    }
+    return true;
+}
+
+void Http2Connection::dispatch(H2Stream& s) {
+    if (s.early != Status::OK) {
+        if (!s.responding) reject_stream(s, s.early);
+        return;
+    }
+    if (!s.prebuilt && !build_request(s)) return;  // an upgraded request arrives built
+    control_frames_ = 0;  // a real request: the control-frame budget starts again
+    Response resp;
+    bool ready;
+    s.completed_inline = false;
+    s.inline_result = &resp;
+    s.dispatching = true;
+    try {
+        ready = worker_.handler().handle(*s.req, resp, s);
+    } catch (const std::exception& e) {
+        log::error("handler for {} {} threw: {}", s.req->method_name(), s.req->path(), e.what());
+        resp = Response(Status::InternalServerError);
+        ready = true;
+    } catch (...) {
+        log::error("handler for {} {} threw a non-standard exception", s.req->method_name(),
+                   s.req->path());
+        resp = Response(Status::InternalServerError);
+        ready = true;
+    }
+    s.dispatching = false;
+    s.inline_result = nullptr;
+    if (!ready && !s.completed_inline) {
+        s.busy = true;
+        return;
+    }
+    respond(s, resp);
+}
+
+void Http2Connection::stream_completed(H2Stream& s, Response&& r) {
+    s.busy = false;
+    s.work = {};
+    if (closed_ || !s.open) {  // reset by the client, or the connection went away
+        free_stream(&s);
+        return;
+    }
+    respond(s, r);
+    if (!in_feed_) flush();
+}
+
+// Submits HEADERS (and the body through the data provider). Field names go out in lower case
+// (RFC 9113 8.2.1) and HTTP/1.1 connection-specific fields are dropped (8.2.2).
+void Http2Connection::respond(H2Stream& s, Response& r) {
+    s.responding = true;
+    const int status = wire_status(r.status());
+    const bool head = s.req && s.req->method() == Method::HEAD;
+    const bool has_body = status_has_body(status);
+    const bool streamed = r.streaming();
+    thread_local std::string names;
+    thread_local std::vector<nghttp2_nv> nv;
+    names.clear();
+    nv.clear();
+    char status_text[4] = {char('0' + status / 100), char('0' + status / 10 % 10),
+                           char('0' + status % 10), 0};
+    std::array<char, 24> length_text{};
+    auto [length_end, ec] =
+        std::to_chars(length_text.data(), length_text.data() + length_text.size(), r.body().size());
+    (void)ec;
+    // Names are lowered into `names` first; the nv entries point into it once it is complete.
+    struct Span {
+        std::size_t name, name_len;
+        std::string_view value;
+    };
+    thread_local std::vector<Span> spans;
+    spans.clear();
+    const std::string_view block = r.header_block();
+    for (std::size_t pos = 0; pos < block.size();) {
+        const std::size_t eol = block.find("\r\n", pos);
+        const std::string_view line = block.substr(pos, eol - pos);
+        pos = eol == std::string_view::npos ? block.size() : eol + 2;
+        const std::size_t colon = line.find(':');
+        if (colon == std::string_view::npos) continue;
+        std::string_view value = line.substr(colon + 1);
+        while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+        const std::size_t off = names.size();
+        for (char c : line.substr(0, colon)) names.push_back(ascii::lower(c));
+        if (connection_specific(std::string_view(names).substr(off))) {
+            names.resize(off);
+            continue;
+        }
+        spans.push_back({off, colon, value});
+    }
+    auto add = [](std::string_view n, std::string_view v) {
+        nv.push_back({reinterpret_cast<std::uint8_t*>(const_cast<char*>(n.data())),
+                      reinterpret_cast<std::uint8_t*>(const_cast<char*>(v.data())), n.size(),
+                      v.size(), NGHTTP2_NV_FLAG_NONE});
+    };
+    add(":status", std::string_view(status_text, 3));
+    add("server", "vela");
+    add("date", loop_.http_date());
+    if (!r.builtin_content_type().empty()) add("content-type", r.builtin_content_type());
+    for (const Span& sp : spans)
+        add(std::string_view(names).substr(sp.name, sp.name_len), sp.value);
+    if (has_body && !streamed)
+        add("content-length",
+            std::string_view(length_text.data(),
+                             static_cast<std::size_t>(length_end - length_text.data())));
+
+    nghttp2_data_provider prd;
+    prd.source.ptr = &s;
+    prd.read_callback = cb_read_body;
+    const bool body = has_body && !head && (streamed || !r.body().empty());
+    if (body) {
+        if (streamed) {
+            s.source = r.take_body_source();
+        } else {
+            s.out_body = std::move(r.mutable_body());
+            s.body_off = 0;
+        }
+    } else {
+        recycle_body(std::move(r.mutable_body()));
+    }
+    if (nghttp2_submit_response(session_, s.id, nv.data(), nv.size(), body ? &prd : nullptr) != 0)
+        nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, s.id, NGHTTP2_INTERNAL_ERROR);
+    // The request's views are no longer needed: give its storage back early.
+    s.raw.clear();
+    s.fields.clear();
+    s.body.clear();
+    if (s.req) worker_.release_request(std::move(s.req));
+}
+
+void Http2Connection::reject_stream(H2Stream& s, Status st) {
+    Response r = Response::text(std::string(reason_phrase(st)), st);
+    respond(s, r);
+}
+
+std::size_t Http2Connection::write_body(H2Stream& s, std::uint8_t* buf, std::size_t length,
+                                        bool& eof) {
+    s.stalled_since = 0;
+    if (!s.source) {
+        const std::size_t n = std::min(length, s.out_body.size() - s.body_off);
+        std::memcpy(buf, s.out_body.data() + s.body_off, n);
+        s.body_off += n;
+        if (s.body_off == s.out_body.size()) {
+            eof = true;
+            recycle_body(std::move(s.out_body));
+            s.out_body = {};
+        }
+        return n;
+    }
+    std::size_t n = 0;
+    while (n < length) {
+        if (s.piece_off == s.piece.size()) {
+            std::optional<std::string> next = s.source();
+            if (!next) {
+                eof = true;
+                s.source = nullptr;
+                break;
+            }
+            s.piece = std::move(*next);
+            s.piece_off = 0;
+            if (s.piece.empty()) continue;
+        }
+        const std::size_t k = std::min(length - n, s.piece.size() - s.piece_off);
+        std::memcpy(buf + n, s.piece.data() + s.piece_off, k);
+        s.piece_off += k;
+        n += k;
+    }
+    return n;
+}
+
+// Gathers nghttp2's output up to the high-water mark and writes it; reading pauses while a
+// client leaves more than that unread.
+void Http2Connection::flush() {
+    if (closed_) return;
+    const std::size_t high = worker_.options().output_high_water;
+    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    for (;;) {
+        while (out_.size() < high) {
+            const std::uint8_t* data = nullptr;
+            const ssize_t n = nghttp2_session_mem_send(session_, &data);
+            if (n < 0) {
+                close();
+                return;
+            }
+            if (n == 0) break;
+            out_.append(data, static_cast<std::size_t>(n));
+        }
+        if (out_.empty()) break;
+        iovec v{out_.data(), out_.size()};
+        const ssize_t n = send(&v, 1);
+        if (n < 0) {
+            close();
+            return;
+        }
+        out_.consume(static_cast<std::size_t>(n));
+        if (n > 0)
+            deadline_ms_ =
+                loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count());
+        if (!out_.empty()) break;  // the socket is full: on_write_ready continues
+    }
+    if (!out_.empty() && out_.size() >= high && !paused_) {
+        paused_ = true;
+        loop_.io().stop_reading(io_);
+    } else if (paused_ && out_.size() < high / 2) {
+        paused_ = false;  // read again from the loop, not from inside this flush
+        loop_.defer([this] {
+            if (!closed_ && !paused_ && !io_.reading) loop_.io().read_into(io_);
+        });
+    }
+    if (out_.empty() && out_.capacity()) loop_.buffers().release(out_);
+    // After GOAWAY (ours or the client's) the connection ends once nothing is in flight.
+    const bool done =
+        nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0;
+    if (out_.empty() && (done || (draining_ && stream_count_ == 0))) close();
+}
+
+void Http2Connection::on_write_ready() { flush(); }
+
+// Ends the connection with GOAWAY (a flood or abuse): what is queued is still sent.
+void Http2Connection::calm_down(std::uint32_t error) {
+    nghttp2_session_terminate_session(session_, error);
+}
+
+void Http2Connection::close() {
+    if (closed_) return;
+    closed_ = true;
+    if (tls_) tls_->close_notify();
+    loop_.wheel().cancel(timer_);
+    loop_.io().remove(io_);
+    ::close(io_.fd);
+    if (in_.capacity()) loop_.buffers().release(in_);
+    if (out_.capacity()) loop_.buffers().release(out_);
+    // Streams with a handler still running stay until it completes (stream_completed frees
+    // them); the rest go now.
+    for (H2Stream* s = streams_; s;) {
+        H2Stream* nx = s->next;
+        s->open = false;
+        if (!s->busy) free_stream(s);
+        s = nx;
+    }
+    worker_.connection_closed(this);
+}
+
+void Http2Connection::free_stream(H2Stream* s) noexcept {
+    if (s->prev)
+        s->prev->next = s->next;
+    else if (streams_ == s)
+        streams_ = s->next;
+    if (s->next) s->next->prev = s->prev;
+    --stream_count_;
+    if (s->open && session_) nghttp2_session_set_stream_user_data(session_, s->id, nullptr);
+    if (s->req) worker_.release_request(std::move(s->req));
+    delete s;
+}
+
+void Http2Connection::arm(std::uint64_t deadline) {
+    deadline_ms_ = deadline;
+    TimerWheel& w = loop_.wheel();
+    const std::uint64_t now = loop_.now_ms();
+    // Checked at least once a second while streams are open (send stalls, slow bodies).
+    const std::uint64_t wait = std::min<std::uint64_t>(deadline > now ? deadline - now : 0, 1000);
+    w.schedule(timer_, now, wait);
+}
+
+void Http2Connection::timer_fired(TimerWheel::Entry* e) {
+    static_cast<Http2Connection*>(e->owner)->on_timeout();
+}
+
+// Once a second: a response that cannot move for send_timeout (the client keeps its window
+// shut) and a request body that does not arrive within body_timeout end their stream; a
+// connection with no stream for idle_timeout ends with GOAWAY.
+void Http2Connection::on_timeout() {
+    if (closed_) return;
+    const ServerOptions& o = worker_.options();
+    const std::uint64_t now = loop_.now_ms();
+    bool busy = false;
+    for (H2Stream* s = streams_; s; s = s->next) {
+        if (!s->open) continue;
+        busy = true;
+        if (s->responding && (s->source || !s->out_body.empty())) {
+            if (s->stalled_since == 0) {
+                s->stalled_since = now;
+            } else if (now - s->stalled_since >=
+                       static_cast<std::uint64_t>(o.http2.send_timeout.count())) {
+                nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_CANCEL);
+            }
+        } else if (!s->request_done && !s->responding &&
+                   now - s->opened_ms >= static_cast<std::uint64_t>(o.body_timeout.count())) {
+            reject_stream(*s, Status::RequestTimeout);
+        }
+    }
+    if (!busy && now >= deadline_ms_) {
+        nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
+        flush();
+        if (!closed_) close();
+        return;
+    }
+    flush();
+    if (closed_) return;
+    if (busy || now < deadline_ms_) {
+        TimerWheel& w = loop_.wheel();
+        w.schedule(timer_, now,
+                   std::min<std::uint64_t>(deadline_ms_ > now ? deadline_ms_ - now : 1000, 1000));
+    }
+}
+
+}  // namespace vela::detail

@@ -1,0 +1,128 @@
+#pragma once
+// The HTTP/2 connection driver (RFC 9113), with nghttp2 as the frame and HPACK codec.
+//
+// It reads like the protocol:
+//
+//   on_read       -> nghttp2 parses the frames; its callbacks collect each stream's header
+//                    fields and body (on_header, on_data) and mark a stream ready when its
+//                    request has ended (on_frame)
+//   run_ready     -> after the whole read, every ready stream that was not reset meanwhile
+//                    goes to the same HttpHandler as HTTP/1.1, with the same Request/Response
+//   respond       -> the Response becomes HEADERS (+ DATA pulled under flow control)
+//   flush         -> nghttp2's output is gathered and written in one go
+//
+// Handlers cannot tell it from HTTP/1.1: req.version() is 20, keep_alive() is true, fields are
+// views into the stream's own storage (valid until its response is produced).
+//
+// Defences: nghttp2 checks framing, pseudo-headers, connection-specific fields and windows
+// (PROTOCOL_ERROR / FLOW_CONTROL_ERROR), refuses streams over the concurrency limit
+// (REFUSED_STREAM), bounds CONTINUATION frames, queued ACKs (SETTINGS/PING floods from a
+// client that does not read) and the reset rate (rapid reset). On top: the header list size
+// (431), the body size (413), a budget of control frames between requests, a reset stream is
+// never dispatched, and a response that cannot move for send_timeout is reset.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vela/base/buffer.hpp"
+#include "vela/http/request_parser.hpp"
+#include "vela/reactor/timer_wheel.hpp"
+#include "vela/server/handler.hpp"
+#include "vela/tls/stream.hpp"
+#include "worker.hpp"
+
+typedef struct nghttp2_session nghttp2_session;
+
+namespace vela::detail {
+
+/// The client connection preface (RFC 9113 3.4).
+inline constexpr std::string_view kH2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// True when `bytes` is the preface or starts with it, or is a beginning of it.
+inline bool is_h2_preface_start(std::string_view bytes) noexcept {
+    const std::size_t n = bytes.size() < kH2Preface.size() ? bytes.size() : kH2Preface.size();
+    return n > 0 && bytes.substr(0, n) == kH2Preface.substr(0, n);
+}
+
+/// Decodes base64url without padding (the HTTP2-Settings field); false on a bad character.
+bool base64url_decode(std::string_view in, std::string& out);
+
+struct H2Stream;
+
+class Http2Connection final : public Connection {
+  public:
+    /// Takes over a socket from the HTTP/1.1 driver: `unread` holds bytes already read (the
+    /// preface and more); `upgraded` is the request of an "Upgrade: h2c" (answered on stream
+    /// 1) and `settings` its decoded HTTP2-Settings.
+    Http2Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls, Buffer unread,
+                    std::unique_ptr<Request> upgraded, std::string settings);
+    ~Http2Connection() override;
+
+    /// Registers the socket, sends SETTINGS and processes what was handed over.
+    void start();
+    /// Graceful shutdown: GOAWAY with the last stream id; streams in flight finish.
+    void drain() override;
+    /// Closes at once (shutdown deadline); suspended handlers are abandoned.
+    void force_close() override;
+
+    // Used by the nghttp2 callbacks and the streams.
+    int on_begin_headers(std::int32_t id);
+    int on_header(std::int32_t id, std::string_view name, std::string_view value, bool trailer);
+    int on_frame(std::uint8_t type, std::uint8_t flags, std::int32_t id, std::size_t length);
+    int on_data(std::int32_t id, const std::uint8_t* data, std::size_t len);
+    int on_stream_close(std::int32_t id, std::uint32_t error);
+    int on_frame_sent(std::uint8_t type, std::uint8_t flags, std::int32_t id);
+    void stream_completed(H2Stream& s, Response&& r);
+    std::size_t write_body(H2Stream& s, std::uint8_t* buf, std::size_t length, bool& eof);
+
+  private:
+    // IoSink / tls::StreamOwner
+    Buffer& read_buffer() override;
+    bool on_read(ssize_t n) override;
+    void on_write_ready() override;
+    bool on_handshake(std::string_view) override { return true; }
+
+    ssize_t send(const iovec* v, int n) {
+        return tls_ ? tls_->write(v, n) : loop_.io().write_from(io_, v, n);
+    }
+    bool feed();
+    void run_ready();
+    void dispatch(H2Stream& s);
+    bool build_request(H2Stream& s);
+    void respond(H2Stream& s, Response& r);
+    void reject_stream(H2Stream& s, Status st);
+    void flush();
+    void close();
+    void calm_down(std::uint32_t error);
+    void free_stream(H2Stream* s) noexcept;
+    void adopt_upgrade(std::unique_ptr<Request> req);
+    void arm(std::uint64_t deadline);
+    void on_timeout();
+    static void timer_fired(TimerWheel::Entry* e);
+
+    ServerWorker& worker_;
+    Loop& loop_;
+    IoHandle io_;
+    TimerWheel::Entry timer_;
+    std::unique_ptr<tls::Stream> tls_;
+    Buffer in_;
+    Buffer out_;
+    nghttp2_session* session_ = nullptr;
+    RequestParser target_parser_;  // checks :path by the HTTP/1.1 target rules
+    std::vector<H2Stream*> ready_;
+    H2Stream* streams_ = nullptr;  // every stream object alive (open or awaiting a handler)
+    std::size_t stream_count_ = 0;
+    H2Stream* upgraded_ = nullptr;  // stream 1 of an upgrade, until start() opens it
+    std::string upgrade_settings_;
+    std::uint64_t deadline_ms_ = 0;
+    std::size_t control_frames_ = 0;
+    bool closed_ = false;
+    bool draining_ = false;
+    bool in_feed_ = false;
+    bool paused_ = false;  // reading stopped: output above the high-water mark
+};
+
+}  // namespace vela::detail
