@@ -1,12 +1,15 @@
 // vela's side of the benchmark scenarios (docs/benchmarks.md), with the payloads of the
 // public C++ framework comparisons.
 //   vela_bench_app [--port N] [--threads N] [--host ADDR]   (ADDR: listen there only)
+// A bad command line prints one line on stderr and exits 2; a port that cannot be opened
+// is logged as one line and exits 1.
 //
 // The json and echo scenarios use vela's JSON: reflected structs serialized per request, and
 // the echo body parsed into a struct (simdjson) and written back.
 
+#include <charconv>
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -38,16 +41,50 @@ struct Person {
 };
 VELA_REFLECT(Person, name, age, email)
 
+constexpr std::string_view kUsage =
+    "usage: vela_bench_app [--port N] [--threads N] [--host ADDR]\n"
+    "  --port N      port, 0 to 65535 (default 8080)\n"
+    "  --threads N   event loops, 0 to 1024 (default 0: one per core)\n"
+    "  --host ADDR   numeric address to listen on (default: all IPv4 interfaces)\n"
+    "  -h, --help    print this text and exit\n";
+
+// A command-line mistake: one line on stderr, exit code 2.
+[[noreturn]] void usage_error(const std::string& message) {
+    std::fprintf(stderr, "vela_bench_app: %s (see --help)\n", message.c_str());
+    std::exit(2);
+}
+
+// A whole decimal number in [0, max]; a sign, spaces or trailing junk are refused.
+unsigned parse_number(std::string_view option, std::string_view value, unsigned max) {
+    unsigned v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || ec != std::errc{} || end != value.data() + value.size() || v > max)
+        usage_error("invalid value '" + std::string(value) + "' for " + std::string(option) +
+                    " (expected 0 to " + std::to_string(max) + ")");
+    return v;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     unsigned port = 8080, threads = 0;
     std::string host;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--port")) port = static_cast<unsigned>(std::atoi(argv[i + 1]));
-        if (!std::strcmp(argv[i], "--host")) host = argv[i + 1];
-        if (!std::strcmp(argv[i], "--threads"))
-            threads = static_cast<unsigned>(std::atoi(argv[i + 1]));
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "-h" || arg == "--help") {
+            std::fputs(kUsage.data(), stdout);
+            return 0;
+        }
+        if (arg != "--port" && arg != "--threads" && arg != "--host")
+            usage_error("unknown option '" + std::string(arg) + "'");
+        if (i + 1 >= argc) usage_error("missing value for " + std::string(arg));
+        const std::string_view value = argv[++i];
+        if (arg == "--port") port = parse_number(arg, value, 65535);
+        if (arg == "--threads") threads = parse_number(arg, value, 1024);
+        if (arg == "--host") {
+            if (value.empty()) usage_error("empty address for --host");
+            host = std::string(value);
+        }
     }
     vela::log::set_level(vela::log::Level::warn);
 
@@ -90,7 +127,9 @@ int main(int argc, char** argv) {
     if (host.empty()) {
         app.listen(static_cast<std::uint16_t>(port));
     } else {
-        app.listen(host + ":" + std::to_string(port));
+        // An IPv6 address needs brackets in an endpoint spec.
+        const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+        app.listen((v6 ? "[" + host + "]" : host) + ":" + std::to_string(port));
     }
     return app.run(threads);
 }

@@ -28,27 +28,35 @@ Server& Server::listen(net::Endpoint ep) {
 
 std::size_t Server::workers() const noexcept { return workers_.size(); }
 
-// Opens one listener per endpoint and worker. TCP endpoints use SO_REUSEPORT: the first
-// socket binds (resolving port 0), the others bind the same port. A Unix socket cannot be
-// shared that way, so every worker watches the one socket.
+// Creates the workers and gives each one listener per endpoint (net::open_listeners: a
+// SO_REUSEPORT group per TCP endpoint, one shared socket per Unix path). If an endpoint
+// fails, the workers made so far are destroyed with every listener they hold, so a failed
+// start leaves no fds behind and the server can be destroyed (or started again) as usual.
 void Server::open_listeners(unsigned threads) {
     if (endpoints_.empty()) endpoints_.push_back(net::Endpoint::any(8080));
-    for (unsigned i = 0; i < threads; ++i)
-        workers_.push_back(std::make_unique<detail::ServerWorker>(handler_, options_));
-    for (net::Endpoint& ep : endpoints_) {
-        if (ep.kind == net::Endpoint::Kind::unix_path) {
-            int fd = net::open_listener(ep, options_.listen);
-            workers_[0]->add_listener(fd);
-            for (unsigned i = 1; i < threads; ++i) workers_[i]->add_listener(::dup(fd));
-            continue;
+    std::vector<net::Endpoint> resolved = endpoints_;  // port 0 becomes the real port
+    std::uint16_t first_port = 0;
+    try {
+        for (unsigned i = 0; i < threads; ++i)
+            workers_.push_back(std::make_unique<detail::ServerWorker>(handler_, options_));
+        for (net::Endpoint& ep : resolved) {
+            std::vector<int> fds = net::open_listeners(ep, threads, options_.listen);
+            std::size_t given = 0;
+            try {
+                if (ep.kind != net::Endpoint::Kind::unix_path) ep.port = net::local_port(fds[0]);
+                for (; given < fds.size(); ++given) workers_[given]->add_listener(fds[given]);
+            } catch (...) {
+                for (; given < fds.size(); ++given) ::close(fds[given]);
+                throw;
+            }
+            if (first_port == 0) first_port = ep.port;
         }
-        for (unsigned i = 0; i < threads; ++i) {
-            int fd = net::open_listener(ep, options_.listen);
-            if (ep.port == 0) ep.port = net::local_port(fd);
-            workers_[i]->add_listener(fd);
-        }
-        if (port_ == 0) port_ = ep.port;
+    } catch (...) {
+        workers_.clear();
+        throw;
     }
+    endpoints_ = std::move(resolved);
+    port_ = first_port;
 }
 
 void Server::start(unsigned threads) {
@@ -67,8 +75,8 @@ void Server::start(unsigned threads) {
 int Server::run(unsigned threads) {
     if (started_) throw std::logic_error("Server already started");
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    block_signals();  // inherited by the worker threads: only worker 0's signalfd sees them
-    open_listeners(threads);
+    open_listeners(threads);  // first: a failure must not leave SIGINT blocked for the caller
+    block_signals();          // inherited by the worker threads: only worker 0's signalfd sees them
     started_ = true;
     workers_ready_.store(true);
     if (stop_requested_.load()) stop_workers();

@@ -2,6 +2,9 @@
 
 #include <exception>
 #include <mutex>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 #include <utility>
 
 #include "vela/base/log.hpp"
@@ -200,8 +203,15 @@ App& App::listen(std::uint16_t port) {
     return *this;
 }
 
+// A malformed spec is kept until start()/run(), which report it like any other listener
+// that cannot be opened, rather than thrown from the middle of a chained listen().run().
 App& App::listen(std::string_view endpoint) {
-    listen_.push_back(net::Endpoint::parse(endpoint));
+    try {
+        listen_.push_back(net::Endpoint::parse(endpoint));
+    } catch (const std::invalid_argument& e) {
+        if (listen_error_.empty())
+            listen_error_ = "cannot listen on '" + std::string(endpoint) + "': " + e.what();
+    }
     return *this;
 }
 
@@ -209,6 +219,8 @@ App& App::listen(std::string_view endpoint) {
 // The mutex keeps a server alive while stop() uses it; the replaced one (a restart) is
 // destroyed outside the lock.
 void App::make_server() {
+    if (!listen_error_.empty())
+        throw net::ListenError(std::make_error_code(std::errc::invalid_argument), listen_error_);
     freeze();
     auto fresh = std::make_unique<Server>(*handler_, options_);
     for (const auto& ep : listen_) fresh->listen(ep);
@@ -221,8 +233,15 @@ void App::make_server() {
 }
 
 int App::run(unsigned threads) {
-    make_server();
-    const int rc = server_->run(threads);
+    int rc = 1;
+    try {
+        make_server();
+        rc = server_->run(threads);
+    } catch (const net::ListenError& e) {  // a port in use, a bad path, ...: one line, no abort
+        log::error("{}", e.what());
+    } catch (const std::invalid_argument& e) {
+        log::error("{}", e.what());
+    }
     std::lock_guard lock(server_mu_);
     stop_requested_ = false;  // a later run() starts afresh
     return rc;

@@ -1,9 +1,13 @@
 #pragma once
 // Sockets: listening endpoints (IPv4, IPv6, Unix domain) and small fd helpers.
 
+#include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <vector>
 
 namespace vela::net {
 
@@ -29,16 +33,41 @@ struct Endpoint {
     std::string to_string() const;
 };
 
-/// Settings for open_listener().
+/// Settings for open_listener() and open_listeners().
 struct ListenOptions {
     /// listen(2) backlog.
     int backlog = 4096;
-    /// SO_REUSEPORT: each loop opens its own listener and the kernel balances connections.
-    bool reuse_port = true;
+    /// Lets other processes listen on the same TCP port (SO_REUSEPORT on every socket; the
+    /// kernel spreads connections over all of them, e.g. for a zero-downtime restart). Off, a
+    /// port some other process listens on is refused with "address already in use" instead of
+    /// being silently shared. Off cannot keep out a later process that turns it on while this
+    /// one listens with several loops: its sockets must carry SO_REUSEPORT to share among
+    /// themselves, and the kernel lets any same-user SO_REUSEPORT socket join them.
+    bool share_port = false;
 };
 
-/// Opens a non-blocking listening socket (replacing a stale Unix socket file); throws
-/// std::system_error on failure, std::invalid_argument on a bad address or path.
+/// Opening a listener failed. what() is one line meant for a person, e.g. "cannot listen on
+/// 0.0.0.0:8080: address already in use (another process holds it; pick another port)";
+/// code() is the errno behind it (std::errc::invalid_argument for a malformed address).
+class ListenError : public std::system_error {
+  public:
+    /// `line` becomes what(), verbatim.
+    ListenError(std::error_code code, const std::string& line)
+        : std::system_error(code, line), line_(line) {}
+    /// The one-line message (system_error's own would append strerror a second time).
+    const char* what() const noexcept override { return line_.what(); }
+
+  private:
+    std::runtime_error line_;  // holds the string so that copying stays noexcept
+};
+
+/// Opens `count` non-blocking listening sockets on `ep`, one per loop; throws ListenError.
+/// TCP: `count` sockets in one SO_REUSEPORT group, all on the port the first one got (the
+/// real port when ep.port is 0). Unix: one socket (a stale socket file from an earlier run is
+/// replaced; a live one or any other file is not) and count - 1 dups of it. Nothing stays
+/// open when it throws.
+std::vector<int> open_listeners(const Endpoint& ep, std::size_t count, const ListenOptions& opts);
+/// Opens one listening socket: open_listeners(ep, 1, opts).front().
 int open_listener(const Endpoint& ep, const ListenOptions& opts);
 /// The TCP port a socket is bound to (to find the port chosen for port 0).
 std::uint16_t local_port(int fd);

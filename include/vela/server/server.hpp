@@ -52,7 +52,7 @@ struct ServerOptions {
     /// Response bodies at least this large are sent straight from the Response's string
     /// (one writev with the head) instead of being copied into the output buffer.
     std::size_t direct_body_min = 64 * 1024;
-    /// listen(2) backlog and SO_REUSEPORT.
+    /// listen(2) backlog, and whether other processes may share the port (off by default).
     net::ListenOptions listen;
     /// Resolution of the timeout wheel.
     std::uint64_t timer_tick_ms = 100;
@@ -71,10 +71,11 @@ class Server {
     /// Adds an endpoint to listen on (call before start/run).
     Server& listen(net::Endpoint ep);
     /// Opens the listeners and starts `threads` workers (0: one per core) in background
-    /// threads; returns once they accept connections.
+    /// threads; returns once they accept connections. Throws net::ListenError (one line in
+    /// what()) when an endpoint cannot be opened; nothing is left open or running then.
     void start(unsigned threads = 0);
     /// Starts like start() but runs worker 0 on the calling thread and handles SIGINT and
-    /// SIGTERM as a graceful stop; returns 0 after shutdown.
+    /// SIGTERM as a graceful stop; returns 0 after shutdown. Throws like start().
     int run(unsigned threads = 0);
     /// Begins a graceful shutdown. Thread-safe, idempotent; called before run()/start(), the
     /// server shuts down as soon as it has started.

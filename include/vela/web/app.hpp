@@ -200,12 +200,15 @@ class App {
     ServerOptions& options() noexcept { return options_; }
     /// Listens on all IPv4 interfaces at `port`.
     App& listen(std::uint16_t port);
-    /// Listens on an endpoint ("127.0.0.1:8080", "[::1]:8080", "unix:/run/app.sock").
+    /// Listens on an endpoint ("127.0.0.1:8080", "[::1]:8080", "unix:/run/app.sock"); a
+    /// malformed one is reported by run()/start(), so `app.listen(spec).run()` fails politely.
     App& listen(std::string_view endpoint);
     /// Serves with `threads` loops (0: one per core) until SIGINT/SIGTERM; returns 0 after a
-    /// graceful shutdown.
+    /// graceful shutdown. When a listener cannot be opened it logs the one-line reason
+    /// (log::error) and returns 1.
     int run(unsigned threads = 0);
-    /// Starts serving in background threads and returns (tests, embedding).
+    /// Starts serving in background threads and returns (tests, embedding). Throws
+    /// net::ListenError (what(): one line) when a listener cannot be opened.
     void start(unsigned threads = 0);
     /// Graceful stop of a started or running app. Thread-safe; if it comes before run() or
     /// start() has the server up, the app stops as soon as it is.
@@ -234,6 +237,7 @@ class App {
     std::deque<detail::GroupData> groups_;
     detail::GroupData* root_;
     std::vector<net::Endpoint> listen_;
+    std::string listen_error_;  // the first malformed listen() spec, thrown by start()/run()
     std::unique_ptr<Handler> handler_;
     std::unique_ptr<Server> server_;
     std::mutex server_mu_;         // guards replacing server_ against stop() on other threads
