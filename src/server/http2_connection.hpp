@@ -67,6 +67,12 @@ class Http2Connection final : public Connection {
     void drain() override;
     /// Closes at once (shutdown deadline); suspended handlers are abandoned.
     void force_close() override;
+    /// Processes `bytes` as if read from the socket (the fuzz target feeds frames this way).
+    void receive(std::string_view bytes) {
+        if (closed_) return;
+        read_buffer().append(bytes);
+        on_read(static_cast<ssize_t>(bytes.size()));
+    }
 
     // Used by the nghttp2 callbacks and the streams.
     int on_begin_headers(std::int32_t id);

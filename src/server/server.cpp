@@ -3,9 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "vela/base/log.hpp"
+#include "vela/tls/context.hpp"
 #include "worker.hpp"
 
 namespace vela {
@@ -20,10 +22,22 @@ Server::~Server() {
     }
 }
 
-Server& Server::listen(net::Endpoint ep) {
+Server& Server::listen(net::Endpoint ep) { return listen(std::move(ep), nullptr); }
+
+Server& Server::listen(net::Endpoint ep, std::shared_ptr<tls::Context> tls) {
     if (started_) throw std::logic_error("Server::listen after start");
     endpoints_.push_back(std::move(ep));
+    tls_.push_back(std::move(tls));
     return *this;
+}
+
+void Server::reload_tls() {
+    std::vector<tls::Context*> done;
+    for (const auto& t : tls_) {
+        if (!t || std::find(done.begin(), done.end(), t.get()) != done.end()) continue;
+        t->reload();
+        done.push_back(t.get());
+    }
 }
 
 std::size_t Server::workers() const noexcept { return workers_.size(); }
@@ -33,18 +47,20 @@ std::size_t Server::workers() const noexcept { return workers_.size(); }
 // fails, the workers made so far are destroyed with every listener they hold, so a failed
 // start leaves no fds behind and the server can be destroyed (or started again) as usual.
 void Server::open_listeners(unsigned threads) {
-    if (endpoints_.empty()) endpoints_.push_back(net::Endpoint::any(8080));
+    if (endpoints_.empty()) listen(net::Endpoint::any(8080));
     std::vector<net::Endpoint> resolved = endpoints_;  // port 0 becomes the real port
     std::uint16_t first_port = 0;
     try {
         for (unsigned i = 0; i < threads; ++i)
             workers_.push_back(std::make_unique<detail::ServerWorker>(handler_, options_));
-        for (net::Endpoint& ep : resolved) {
+        for (std::size_t e = 0; e < resolved.size(); ++e) {
+            net::Endpoint& ep = resolved[e];
             std::vector<int> fds = net::open_listeners(ep, threads, options_.listen);
             std::size_t given = 0;
             try {
                 if (ep.kind != net::Endpoint::Kind::unix_path) ep.port = net::local_port(fds[0]);
-                for (; given < fds.size(); ++given) workers_[given]->add_listener(fds[given]);
+                for (; given < fds.size(); ++given)
+                    workers_[given]->add_listener(fds[given], tls_[e]);
             } catch (...) {
                 for (; given < fds.size(); ++given) ::close(fds[given]);
                 throw;
@@ -80,7 +96,16 @@ int Server::run(unsigned threads) {
     started_ = true;
     workers_ready_.store(true);
     if (stop_requested_.load()) stop_workers();
-    workers_[0]->loop().on_signals({SIGINT, SIGTERM}, [this](int signo) {
+    workers_[0]->loop().on_signals({SIGINT, SIGTERM, SIGHUP}, [this](int signo) {
+        if (signo == SIGHUP) {  // as nginx: reload certificates, keep serving
+            try {
+                reload_tls();
+                log::info("SIGHUP: TLS certificates reloaded");
+            } catch (const std::exception& e) {
+                log::error("SIGHUP: {} (the previous certificates stay in use)", e.what());
+            }
+            return;
+        }
         log::info("signal {}: shutting down gracefully", signo);
         stop();
     });

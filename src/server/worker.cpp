@@ -106,12 +106,16 @@ void ServerWorker::on_accept(int fd, Listener& from) {
         ++handshakes_;
     }
     auto* c = new Http1Connection(*this, fd, std::move(tls));
+    add_connection(c);
+    c->start();
+}
+
+void ServerWorker::add_connection(Connection* c) noexcept {
     c->next = conns_;
     if (conns_) conns_->prev = c;
     conns_ = c;
     ++count_;
     update_accepting();
-    c->start();
 }
 
 // Listeners accept while the loop is under its connection cap; TLS listeners also wait while

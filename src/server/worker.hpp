@@ -58,6 +58,8 @@ class ServerWorker final {
     std::unique_ptr<Request> acquire_request();
     void release_request(std::unique_ptr<Request> r) noexcept;
 
+    /// Puts a new connection in the list and counts it (accept; tests and fuzzers).
+    void add_connection(Connection* c) noexcept;
     /// Puts a new driver in the list in place of `old` (a protocol switch).
     void replace_connection(Connection* old, Connection* fresh) noexcept;
     /// Called by a connection once it has closed its socket; frees it after this batch.

@@ -172,7 +172,7 @@ class Loop {
     std::unique_ptr<SignalSink> signal_sink_;
 };
 
-/// Blocks SIGINT and SIGTERM (and SIGPIPE) in the calling thread; threads started afterwards
+/// Blocks SIGINT, SIGTERM and SIGHUP (and ignores SIGPIPE) in the calling thread; threads started afterwards
 /// inherit the mask, so only a Loop's signalfd sees them.
 void block_signals() noexcept;
 

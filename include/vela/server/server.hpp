@@ -29,6 +29,36 @@ namespace vela {
 namespace detail {
 class ServerWorker;
 }
+namespace tls {
+class Context;
+}
+
+/// HTTP/2 settings (RFC 9113). h2 over TLS is offered through ALPN (TlsOptions::http2).
+struct Http2Options {
+    /// Accept h2c with prior knowledge: the connection preface on a plain port.
+    bool h2c_prior_knowledge = true;
+    /// Accept h2c through "Upgrade: h2c" from HTTP/1.1 on a plain port.
+    bool h2c_upgrade = true;
+    /// SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open; more are refused
+    /// with RST_STREAM REFUSED_STREAM.
+    std::uint32_t max_concurrent_streams = 128;
+    /// SETTINGS_INITIAL_WINDOW_SIZE: how much of each request body the client may send ahead.
+    std::uint32_t stream_window = 1 << 20;
+    /// The connection's receive window (all streams together).
+    std::uint32_t connection_window = 16 << 20;
+    /// SETTINGS_MAX_FRAME_SIZE: the largest frame payload accepted.
+    std::uint32_t max_frame_size = 16 * 1024;
+    /// SETTINGS_MAX_HEADER_LIST_SIZE, and the limit applied (decoded names + values + 32 per
+    /// field, as RFC 9113 counts them); a larger header list gets 431.
+    std::uint32_t max_header_list_size = 32 * 1024;
+    /// A stream whose response cannot move this long (the client keeps its window shut) is
+    /// reset, so a stalled client holds no memory for ever.
+    std::chrono::milliseconds send_timeout{30'000};
+    /// Control frames (PING, SETTINGS, PRIORITY, RST_STREAM, WINDOW_UPDATE, empty DATA) a
+    /// client may send between two requests before the connection ends with GOAWAY
+    /// ENHANCE_YOUR_CALM (floods that cost the server work and the client nothing).
+    std::size_t max_control_frames = 10'000;
+};
 
 struct ServerOptions {
     /// Request size limits (414, 431, 413, ...).
@@ -54,6 +84,13 @@ struct ServerOptions {
     std::size_t direct_body_min = 64 * 1024;
     /// listen(2) backlog, and whether other processes may share the port (off by default).
     net::ListenOptions listen;
+    /// HTTP/2 settings.
+    Http2Options http2;
+    /// Time allowed for a TLS handshake (then the connection closes).
+    std::chrono::milliseconds handshake_timeout{10'000};
+    /// TLS handshakes one loop runs at once; at the cap its TLS listeners stop accepting until
+    /// one finishes (handshakes cost CPU and are a DoS target).
+    std::size_t max_handshakes_per_loop = 512;
     /// Resolution of the timeout wheel.
     std::uint64_t timer_tick_ms = 100;
     /// Put exception messages in 500 bodies (off in production).
@@ -70,6 +107,11 @@ class Server {
 
     /// Adds an endpoint to listen on (call before start/run).
     Server& listen(net::Endpoint ep);
+    /// Adds a TLS endpoint: its connections start with a handshake using `tls`.
+    Server& listen(net::Endpoint ep, std::shared_ptr<tls::Context> tls);
+    /// Re-reads every TLS certificate and key: new handshakes use them, open connections go
+    /// on. Thread-safe. Throws TlsError (and keeps the old ones) when a file is bad.
+    void reload_tls();
     /// Opens the listeners and starts `threads` workers (0: one per core) in background
     /// threads; returns once they accept connections. Throws net::ListenError (one line in
     /// what()) when an endpoint cannot be opened; nothing is left open or running then.
@@ -95,6 +137,7 @@ class Server {
     HttpHandler& handler_;
     ServerOptions options_;
     std::vector<net::Endpoint> endpoints_;
+    std::vector<std::shared_ptr<tls::Context>> tls_;  // per endpoint; null for plain ones
     std::vector<std::unique_ptr<detail::ServerWorker>> workers_;
     std::vector<std::thread> threads_;
     void stop_workers();
