@@ -230,7 +230,8 @@ int tcp_listener(const Endpoint& ep, const TcpAddress& a, bool reuse_port, int b
 // fails). Only once it is listening, and so holds the port, does it turn SO_REUSEPORT on,
 // which lets this process's per-loop sockets join it. (A probe socket bound beside the real
 // ones would not do: two processes' probes can both bind, since neither listens, and then
-// both join one SO_REUSEPORT group.)
+// both join one SO_REUSEPORT group.) Two openers that collide exactly may both be refused
+// (the loser's listen(2) shows its socket as listening for a moment), never both let in.
 std::vector<int> open_tcp(const Endpoint& ep, std::size_t count, const ListenOptions& opts) {
     TcpAddress a = tcp_address(ep);
     FdSet fds;
