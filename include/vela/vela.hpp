@@ -11,5 +11,6 @@
 #include "vela/net/readiness.hpp"
 #include "vela/reactor/loop.hpp"
 #include "vela/server/server.hpp"
+#include "vela/tls/context.hpp"
 #include "vela/web/app.hpp"
 #include "vela/web/extract.hpp"

@@ -1,5 +1,7 @@
 #include "vela/web/app.hpp"
 
+#include "vela/tls/context.hpp"
+
 #include <exception>
 #include <mutex>
 #include <stdexcept>
@@ -200,7 +202,27 @@ bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
 
 App& App::listen(std::uint16_t port) {
     listen_.push_back(net::Endpoint::any(port));
+    listen_tls_.push_back(nullptr);
     return *this;
+}
+
+App& App::listen_tls(std::uint16_t port, TlsOptions options) {
+    listen(port);
+    listen_tls_.back() = std::make_shared<const TlsOptions>(std::move(options));
+    return *this;
+}
+
+App& App::listen_tls(std::string_view endpoint, TlsOptions options) {
+    const std::size_t before = listen_.size();
+    listen(endpoint);
+    if (listen_.size() > before)
+        listen_tls_.back() = std::make_shared<const TlsOptions>(std::move(options));
+    return *this;
+}
+
+void App::reload_tls() {
+    std::lock_guard lock(server_mu_);
+    if (server_) server_->reload_tls();
 }
 
 // A malformed spec is kept until start()/run(), which report it like any other listener
@@ -208,6 +230,7 @@ App& App::listen(std::uint16_t port) {
 App& App::listen(std::string_view endpoint) {
     try {
         listen_.push_back(net::Endpoint::parse(endpoint));
+        listen_tls_.push_back(nullptr);
     } catch (const std::invalid_argument& e) {
         if (listen_error_.empty())
             listen_error_ = "cannot listen on '" + std::string(endpoint) + "': " + e.what();
@@ -221,9 +244,12 @@ App& App::listen(std::string_view endpoint) {
 void App::make_server() {
     if (!listen_error_.empty())
         throw net::ListenError(std::make_error_code(std::errc::invalid_argument), listen_error_);
+    // Certificates first: a bad file is reported before any port is opened.
+    std::vector<std::shared_ptr<tls::Context>> contexts;
+    for (const auto& t : listen_tls_) contexts.push_back(t ? tls::Context::create(*t) : nullptr);
     freeze();
     auto fresh = std::make_unique<Server>(*handler_, options_);
-    for (const auto& ep : listen_) fresh->listen(ep);
+    for (std::size_t i = 0; i < listen_.size(); ++i) fresh->listen(listen_[i], contexts[i]);
     std::unique_ptr<Server> old;
     {
         std::lock_guard lock(server_mu_);
@@ -238,6 +264,8 @@ int App::run(unsigned threads) {
         make_server();
         rc = server_->run(threads);
     } catch (const net::ListenError& e) {  // a port in use, a bad path, ...: one line, no abort
+        log::error("{}", e.what());
+    } catch (const TlsError& e) {  // a missing certificate, a key that does not match, ...
         log::error("{}", e.what());
     } catch (const std::invalid_argument& e) {
         log::error("{}", e.what());
@@ -266,5 +294,9 @@ int App::wait() {
 }
 
 std::uint16_t App::port() const noexcept { return server_ ? server_->port() : 0; }
+
+std::uint16_t App::port(std::size_t index) const noexcept {
+    return server_ ? server_->port(index) : 0;
+}
 
 }  // namespace vela

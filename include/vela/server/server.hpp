@@ -126,6 +126,13 @@ class Server {
     int wait();
     /// The TCP port of the first TCP endpoint (the real one when it was 0).
     std::uint16_t port() const noexcept { return port_; }
+    /// The TCP port of the `index`-th endpoint, in listen() order (0: a Unix socket or out of
+    /// range).
+    std::uint16_t port(std::size_t index) const noexcept {
+        return index < endpoints_.size() && endpoints_[index].kind != net::Endpoint::Kind::unix_path
+                   ? endpoints_[index].port
+                   : 0;
+    }
     /// Number of workers running.
     std::size_t workers() const noexcept;
     /// The options in use.

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "vela/server/server.hpp"
+#include "vela/tls/context.hpp"
 #include "vela/web/handler_traits.hpp"
 #include "vela/web/middleware.hpp"
 #include "vela/web/router.hpp"
@@ -203,12 +204,21 @@ class App {
     /// Listens on an endpoint ("127.0.0.1:8080", "[::1]:8080", "unix:/run/app.sock"); a
     /// malformed one is reported by run()/start(), so `app.listen(spec).run()` fails politely.
     App& listen(std::string_view endpoint);
+    /// Listens with TLS on all IPv4 interfaces at `port` (HTTP/2 offered through ALPN unless
+    /// options.http2 is false). Certificates are loaded by run()/start(), before any port opens.
+    App& listen_tls(std::uint16_t port, TlsOptions options);
+    /// Listens with TLS on an endpoint ("127.0.0.1:8443", "[::1]:8443").
+    App& listen_tls(std::string_view endpoint, TlsOptions options);
+    /// Re-reads every TLS listener's certificates and keys (SIGHUP does the same while run()
+    /// runs): new handshakes use them, open connections go on. Throws TlsError and keeps the
+    /// old ones when a file is bad. Thread-safe.
+    void reload_tls();
     /// Serves with `threads` loops (0: one per core) until SIGINT/SIGTERM; returns 0 after a
-    /// graceful shutdown. When a listener cannot be opened it logs the one-line reason
-    /// (log::error) and returns 1.
+    /// graceful shutdown. When a listener cannot be opened or a certificate cannot be loaded
+    /// it logs the one-line reason (log::error) and returns 1.
     int run(unsigned threads = 0);
     /// Starts serving in background threads and returns (tests, embedding). Throws
-    /// net::ListenError (what(): one line) when a listener cannot be opened.
+    /// net::ListenError or TlsError (what(): one line) when a listener cannot be opened.
     void start(unsigned threads = 0);
     /// Graceful stop of a started or running app. Thread-safe; if it comes before run() or
     /// start() has the server up, the app stops as soon as it is.
@@ -217,6 +227,9 @@ class App {
     int wait();
     /// The bound TCP port (after start/run), useful with port 0.
     std::uint16_t port() const noexcept;
+    /// The bound port of the `index`-th listen()/listen_tls() call, in call order (after
+    /// start/run); 0 for a Unix socket or an index out of range.
+    std::uint16_t port(std::size_t index) const noexcept;
 
   private:
     friend class Group;
@@ -237,6 +250,7 @@ class App {
     std::deque<detail::GroupData> groups_;
     detail::GroupData* root_;
     std::vector<net::Endpoint> listen_;
+    std::vector<std::shared_ptr<const TlsOptions>> listen_tls_;  // per listen_ entry; null: plain
     std::string listen_error_;  // the first malformed listen() spec, thrown by start()/run()
     std::unique_ptr<Handler> handler_;
     std::unique_ptr<Server> server_;
