@@ -1,0 +1,474 @@
+#!/usr/bin/env python3
+"""A raw HTTP/2 client for vela's end-to-end tests (tests/e2e/http2_test.cpp).
+
+    probe.py PORT SCENARIO [ARGS...]
+
+It writes frames by hand (struct.pack) and header blocks by hand (HPACK literals and
+indexes, RFC 7541), because most scenarios are things a conforming client library refuses
+to send: floods, bombs, bad pseudo-headers, DATA beyond the window. Server frames are read
+and HEADERS are decoded with python3-hpack. It prints one "key=value" per line, which the
+C++ test parses and asserts on; nothing here decides pass or fail.
+"""
+import hashlib
+import os
+import socket
+import struct
+import sys
+import time
+
+from hpack import Decoder
+
+DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, \
+    CONTINUATION = range(10)
+END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
+INITIAL_WINDOW_SIZE = 0x4
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def frame(ftype, flags, sid, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + struct.pack(">BBI", ftype, flags, sid) + payload
+
+
+def settings_frame(pairs):
+    return frame(SETTINGS, 0, 0, b"".join(struct.pack(">HI", k, v) for k, v in pairs))
+
+
+def window_update(sid, inc):
+    return frame(WINDOW_UPDATE, 0, sid, struct.pack(">I", inc))
+
+
+# HPACK (RFC 7541): integers with an N-bit prefix, raw (non-Huffman) strings.
+def hint(v, prefix, first=0):
+    top = (1 << prefix) - 1
+    if v < top:
+        return bytes([first | v])
+    out = [first | top]
+    v -= top
+    while v >= 128:
+        out.append((v & 127) | 128)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def hstr(b):
+    return hint(len(b), 7) + b
+
+
+def lit(name, value):  # 6.2.2 literal without indexing, new name
+    return b"\x00" + hstr(name) + hstr(value)
+
+
+def lit_indexed(name, value):  # 6.2.1 literal with incremental indexing, new name
+    return b"\x40" + hstr(name) + hstr(value)
+
+
+def idx(i):  # 6.1 indexed field
+    return hint(i, 7, 0x80)
+
+
+def request_block(method, path, extra=b""):
+    return (lit(b":method", method) + idx(6) + lit(b":authority", b"localhost") +
+            lit(b":path", path) + extra)
+
+
+class Conn:
+    def __init__(self, port, timeout=5.0):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.settimeout(timeout)
+        self.buf = b""
+        self.dec = Decoder()
+        self.dec.max_header_list_size = 1 << 24
+        self.dec.max_allowed_table_size = 1 << 16
+        self.closed = False
+        self.goaway = None  # (last stream id, error code)
+        self.rst = {}
+        self.headers = {}
+        self.body = {}
+        self.ended = set()
+        self.server_settings = {}
+        self.got_settings = False
+        self.settings_acked = False
+        self.auto_window = True
+        self.window_updates_sent = 0
+        self.frames = {}
+        # Send windows for our own DATA (RFC 9113 6.9).
+        self.conn_win = 65535
+        self.stream_win = {}
+        self.initial_win = 65535
+
+    def send(self, data):
+        if self.closed:
+            return False
+        try:
+            self.sock.sendall(data)
+            return True
+        except (BrokenPipeError, ConnectionResetError, socket.timeout, OSError):
+            self.closed = True
+            return False
+
+    def recv_exact(self, n, deadline):
+        while len(self.buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except socket.timeout:
+                return None
+            except (ConnectionResetError, OSError):
+                self.closed = True
+                return None
+            if not chunk:
+                self.closed = True
+                return None
+            self.buf += chunk
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def read_frame(self, deadline):
+        head = self.recv_exact(9, deadline)
+        if head is None:
+            return None
+        length = struct.unpack(">I", b"\0" + head[:3])[0]
+        ftype, flags, sid = struct.unpack(">BBI", head[3:])
+        payload = self.recv_exact(length, deadline)
+        if payload is None:
+            return None
+        return ftype, flags, sid & 0x7FFFFFFF, payload
+
+    def handle(self, f, deadline):
+        ftype, flags, sid, payload = f
+        self.frames[ftype] = self.frames.get(ftype, 0) + 1
+        if ftype == SETTINGS:
+            if flags & ACK:
+                self.settings_acked = True
+            else:
+                for i in range(0, len(payload), 6):
+                    k, v = struct.unpack(">HI", payload[i:i + 6])
+                    self.server_settings[k] = v
+                    if k == INITIAL_WINDOW_SIZE:
+                        for s in self.stream_win:
+                            self.stream_win[s] += v - self.initial_win
+                        self.initial_win = v
+                self.got_settings = True
+                self.send(frame(SETTINGS, ACK, 0))
+        elif ftype == HEADERS:
+            block = payload
+            if flags & 0x8:  # PADDED
+                block = block[1:len(block) - block[0]]
+            if flags & 0x20:  # PRIORITY
+                block = block[5:]
+            end = flags
+            while not end & END_HEADERS:
+                c = self.read_frame(deadline)
+                if c is None:
+                    return
+                block += c[3]
+                end = c[1]
+            fields = self.dec.decode(block, raw=True)
+            self.headers.setdefault(sid, []).extend(
+                (n.decode("latin-1"), v.decode("latin-1")) for n, v in fields)
+            if flags & END_STREAM:
+                self.ended.add(sid)
+        elif ftype == DATA:
+            data = payload
+            if flags & 0x8:
+                data = data[1:len(data) - data[0]]
+            self.body.setdefault(sid, bytearray()).extend(data)
+            if self.auto_window and len(payload) > 0:
+                self.send(window_update(sid, len(payload)) + window_update(0, len(payload)))
+                self.window_updates_sent += 2
+            if flags & END_STREAM:
+                self.ended.add(sid)
+        elif ftype == RST_STREAM:
+            self.rst[sid] = struct.unpack(">I", payload)[0]
+            self.ended.add(sid)
+        elif ftype == GOAWAY:
+            last, code = struct.unpack(">II", payload[:8])
+            self.goaway = (last & 0x7FFFFFFF, code)
+        elif ftype == PING and not flags & ACK:
+            self.send(frame(PING, ACK, 0, payload))
+        elif ftype == WINDOW_UPDATE:
+            inc = struct.unpack(">I", payload)[0] & 0x7FFFFFFF
+            if sid == 0:
+                self.conn_win += inc
+            else:
+                self.stream_win[sid] = self.stream_win.get(sid, self.initial_win) + inc
+
+    def pump(self, until=lambda: False, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while not until() and not self.closed:
+            f = self.read_frame(deadline)
+            if f is None:
+                break
+            self.handle(f, deadline)
+        return until()
+
+    def handshake(self, settings=(), preface=PREFACE):
+        self.send(preface + settings_frame(settings))
+        self.pump(lambda: self.got_settings and self.settings_acked)
+
+    def send_headers(self, sid, block, end_stream=True, end_headers=True, max_frame=16384):
+        self.stream_win.setdefault(sid, self.initial_win)
+        first, rest = block[:max_frame], block[max_frame:]
+        out = []
+        flags = END_STREAM if end_stream else 0
+        if not rest and end_headers:
+            flags |= END_HEADERS
+        out.append(frame(HEADERS, flags, sid, first))
+        while rest:
+            piece, rest = rest[:max_frame], rest[max_frame:]
+            last = not rest and end_headers
+            out.append(frame(CONTINUATION, END_HEADERS if last else 0, sid, piece))
+        return self.send(b"".join(out))
+
+    def send_body(self, sid, data, end_stream=True):
+        """Sends DATA within the server's windows, reading its frames while waiting."""
+        sent = 0
+        while sent < len(data) or (end_stream and sent == len(data) == 0):
+            if sid in self.ended or self.closed:
+                return sent
+            room = min(self.conn_win, self.stream_win.get(sid, self.initial_win), 16384,
+                       len(data) - sent)
+            if room <= 0 and len(data) > 0:
+                if not self.pump(lambda: min(self.conn_win, self.stream_win.get(
+                        sid, self.initial_win)) > 0 or sid in self.ended, timeout=5):
+                    return sent
+                continue
+            last = sent + room == len(data)
+            chunk = data[sent:sent + room]
+            if not self.send(frame(DATA, END_STREAM if last and end_stream else 0, sid, chunk)):
+                return sent
+            self.conn_win -= room
+            self.stream_win[sid] = self.stream_win.get(sid, self.initial_win) - room
+            sent += room
+            if len(data) == 0:
+                break
+        return sent
+
+    def status(self, sid):
+        for n, v in self.headers.get(sid, []):
+            if n == ":status":
+                return v
+        return "none"
+
+    def report(self, sid, prefix=""):
+        body = bytes(self.body.get(sid, b""))
+        print(f"{prefix}status={self.status(sid)}")
+        print(f"{prefix}rst={self.rst.get(sid, 'none')}")
+        print(f"{prefix}body_len={len(body)}")
+        print(f"{prefix}body_sha256={hashlib.sha256(body).hexdigest()}")
+        if len(body) <= 512:
+            text = body.decode("latin-1").replace("\n", " ")
+            print(f"{prefix}body={text}")
+        for n, v in self.headers.get(sid, []):
+            print(f"{prefix}header.{n}={v}")
+
+    def finish(self, wait=3.0):
+        """Reads until the server sends GOAWAY and closes, or `wait` passes."""
+        self.pump(lambda: False, timeout=wait)
+        print("goaway=" + ("none" if self.goaway is None else str(self.goaway[1])))
+        print("goaway_last=" + ("none" if self.goaway is None else str(self.goaway[0])))
+        print(f"closed={1 if self.closed else 0}")
+
+    def second_request(self, sid):
+        """Proves the connection still works: GET /hello on a new stream."""
+        if self.closed or self.goaway is not None:
+            print("second_status=none")
+            return
+        self.send_headers(sid, request_block(b"GET", b"/hello"))
+        self.pump(lambda: sid in self.ended or self.goaway is not None)
+        print(f"second_status={self.status(sid)}")
+
+
+def blast(c, frames, seconds):
+    """Writes `frames` without reading anything back, for at most `seconds`."""
+    c.sock.setblocking(False)
+    data = memoryview(b"".join(frames))
+    deadline = time.monotonic() + seconds
+    sent = 0
+    while sent < len(data) and time.monotonic() < deadline:
+        try:
+            sent += c.sock.send(data[sent:sent + 65536])
+        except BlockingIOError:
+            time.sleep(0.005)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            c.closed = True
+            break
+    c.sock.setblocking(True)
+    print(f"sent_bytes={sent}")
+    print(f"all_sent={1 if sent == len(data) else 0}")
+
+
+def main():
+    port = int(sys.argv[1])
+    scenario = sys.argv[2]
+    args = sys.argv[3:]
+    c = Conn(port)
+
+    if scenario == "request":  # request METHOD PATH [name=value ...] [--body=N]
+        extra = b""
+        body = None
+        for a in args[2:]:
+            if a.startswith("--body="):
+                body = bytes(i % 251 for i in range(int(a[7:])))
+                continue
+            n, v = a.split("=", 1)
+            extra += lit(n.encode(), v.encode())
+        c.handshake()
+        c.send_headers(1, request_block(args[0].encode(), args[1].encode(), extra),
+                       end_stream=body is None)
+        if body is not None:
+            c.send_body(1, body)
+        c.pump(lambda: 1 in c.ended)
+        c.report(1)
+    elif scenario == "maxbody":  # maxbody SIZE
+        c.handshake()
+        c.send_headers(1, request_block(b"POST", b"/echo"), end_stream=False)
+        sent = c.send_body(1, b"x" * int(args[0]))
+        c.pump(lambda: 1 in c.ended and 1 in c.rst, timeout=2)
+        print(f"sent={sent}")
+        c.report(1)
+        c.second_request(3)
+    elif scenario == "headerlist":  # headerlist COUNT SIZE
+        c.handshake()
+        extra = b"".join(lit(b"x-h%d" % i, b"v" * int(args[1])) for i in range(int(args[0])))
+        c.send_headers(1, request_block(b"GET", b"/hello", extra))
+        c.pump(lambda: 1 in c.ended or c.goaway is not None)
+        c.report(1)
+        c.second_request(3)
+    elif scenario == "concurrency":  # concurrency N PATH
+        c.handshake()
+        n = int(args[0])
+        ids = [1 + 2 * i for i in range(n)]
+        c.send(b"".join(frame(HEADERS, END_STREAM | END_HEADERS, sid,
+                              request_block(b"GET", args[1].encode())) for sid in ids))
+        c.pump(lambda: all(s in c.ended for s in ids), timeout=8)
+        print(f"ok={sum(1 for s in ids if c.status(s) == '200' and s not in c.rst)}")
+        print(f"refused={sum(1 for s in ids if c.rst.get(s) == 7)}")
+        print(f"unfinished={sum(1 for s in ids if s not in c.ended)}")
+        print(f"max_concurrent={c.server_settings.get(3, 'none')}")
+    elif scenario == "flow":  # flow WINDOW PATH
+        c.handshake([(INITIAL_WINDOW_SIZE, int(args[0]))])
+        c.send_headers(1, request_block(b"GET", args[1].encode()))
+        c.pump(lambda: 1 in c.ended, timeout=15)
+        c.report(1)
+        print(f"window_updates={c.window_updates_sent}")
+        print(f"data_frames={c.frames.get(DATA, 0)}")
+    elif scenario == "rapidreset":  # rapidreset PAIRS
+        c.handshake()
+        pairs = []
+        for i in range(int(args[0])):
+            sid = 1 + 2 * i
+            pairs.append(frame(HEADERS, END_STREAM | END_HEADERS, sid,
+                               request_block(b"GET", b"/count")))
+            pairs.append(frame(RST_STREAM, 0, sid, struct.pack(">I", 8)))
+        blast(c, pairs, 5)
+        c.finish()
+    elif scenario == "continuation":  # continuation FRAMES
+        c.handshake()
+        piece = b"".join(lit(b"x-c", b"v" * 100) for _ in range(100))  # ~10 KB of fields
+        frames = [frame(HEADERS, 0, 1, request_block(b"GET", b"/hello"))]
+        frames += [frame(CONTINUATION, 0, 1, piece) for _ in range(int(args[0]))]
+        blast(c, frames, 5)
+        c.finish()
+        print(f"status={c.status(1)}")
+        print(f"rst={c.rst.get(1, 'none')}")
+    elif scenario == "hpackbomb":  # hpackbomb REFS SIZE
+        c.handshake()
+        block = request_block(b"GET", b"/hello", lit_indexed(b"x-bomb", b"a" * int(args[1])) +
+                              idx(62) * int(args[0]))
+        c.send_headers(1, block)
+        c.pump(lambda: 1 in c.ended or c.goaway is not None)
+        c.finish(wait=0.5)
+        print(f"decoded_bytes={int(args[0]) * int(args[1])}")
+        c.report(1)
+    elif scenario in ("settingsflood", "pingflood"):  # settingsflood N
+        c.handshake()
+        if scenario == "settingsflood":
+            frames = [frame(SETTINGS, 0, 0)] * int(args[0])
+        else:
+            frames = [frame(PING, 0, 0, struct.pack(">Q", i)) for i in range(int(args[0]))]
+        blast(c, frames, 5)
+        c.finish()
+    elif scenario == "emptydata":  # emptydata N
+        c.handshake()
+        c.send_headers(1, request_block(b"POST", b"/echo"), end_stream=False)
+        blast(c, [frame(DATA, 0, 1)] * int(args[0]), 5)
+        c.finish()
+    elif scenario == "wu0":  # wu0 stream|connection
+        c.handshake()
+        c.send_headers(1, request_block(b"POST", b"/echo"), end_stream=False)
+        c.send(window_update(1 if args[0] == "stream" else 0, 0))
+        c.pump(lambda: 1 in c.rst or c.goaway is not None, timeout=3)
+        print(f"rst={c.rst.get(1, 'none')}")
+        if args[0] == "stream":
+            c.second_request(3)
+        c.finish(wait=0.5 if args[0] == "stream" else 3)
+    elif scenario == "stall":  # stall PATH
+        c.auto_window = False
+        c.handshake([(INITIAL_WINDOW_SIZE, 0)])
+        t0 = time.monotonic()
+        c.send_headers(1, request_block(b"GET", args[0].encode()))
+        c.pump(lambda: 1 in c.ended, timeout=8)
+        print(f"elapsed_ms={int((time.monotonic() - t0) * 1000)}")
+        c.report(1)
+        c.auto_window = True
+        c.second_request(3)
+    elif scenario == "badheaders":  # badheaders KIND
+        kind = args[0]
+        get, scheme = lit(b":method", b"GET"), idx(6)
+        auth, path = lit(b":authority", b"localhost"), lit(b":path", b"/hello")
+        block = {
+            "missing-path": get + scheme + auth,
+            "unknown-pseudo": get + scheme + auth + path + lit(b":foo", b"bar"),
+            "uppercase": get + scheme + auth + path + lit(b"X-Upper", b"1"),
+            "pseudo-after-regular": get + scheme + auth + lit(b"x-a", b"1") + path,
+            "connection": get + scheme + auth + path + lit(b"connection", b"keep-alive"),
+            "te-gzip": get + scheme + auth + path + lit(b"te", b"gzip"),
+        }[kind]
+        c.handshake()
+        c.send_headers(1, block)
+        c.pump(lambda: 1 in c.ended or c.goaway is not None, timeout=3)
+        c.report(1)
+        c.second_request(3)
+        c.finish(wait=0.2)
+    elif scenario == "dataoverwindow":  # dataoverwindow EXTRA
+        c.handshake()
+        win = c.server_settings.get(INITIAL_WINDOW_SIZE, 65535)
+        print(f"server_window={win}")
+        c.send_headers(1, request_block(b"POST", b"/echo"), end_stream=False)
+        total = win + int(args[0])
+        frames = []
+        while total > 0:
+            n = min(total, 16384)
+            frames.append(frame(DATA, 0, 1, b"z" * n))
+            total -= n
+        blast(c, frames, 5)
+        c.pump(lambda: 1 in c.rst or c.goaway is not None, timeout=3)
+        print(f"rst={c.rst.get(1, 'none')}")
+        c.finish(wait=0.5)
+    elif scenario == "preface":  # preface bad|nosettings
+        if args[0] == "bad":
+            c.send(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n" + settings_frame([]))
+        else:
+            c.send(PREFACE + frame(PING, 0, 0, b"\0" * 8))
+        c.finish()
+    elif scenario == "shutdown":  # shutdown PATH: prints "sent" once the request is out
+        c.handshake()
+        c.send_headers(1, request_block(b"GET", args[0].encode()))
+        print("sent", flush=True)
+        c.pump(lambda: 1 in c.ended and c.goaway is not None, timeout=8)
+        c.report(1)
+        c.finish(wait=2)
+    else:
+        print(f"unknown scenario {scenario}", file=sys.stderr)
+        return 2
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,688 @@
+// HTTP/2 end to end: real clients (curl, nghttp, and tests/e2e/h2/probe.py writing raw frames)
+// against an App started in-process, over loopback. The same routes as HTTP/1.1 over h2c by
+// prior knowledge and by Upgrade; the limits (413, 431, REFUSED_STREAM, flow control); the
+// defences against floods and malformed frames, each followed by a check that the server
+// still serves new connections; and a graceful stop with a stream in flight.
+//
+// The clients run as child processes under `timeout`, so a server that never answers fails
+// a test instead of hanging it. probe.py prints "key=value" lines; the assertions are here.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client.hpp"
+#include "sound.hpp"
+#include "vela/vela.hpp"
+
+#ifndef VELA_SOURCE_DIR
+#error "tests/CMakeLists.txt defines VELA_SOURCE_DIR for every test binary"
+#endif
+
+namespace http2_e2e {
+
+struct Item {
+    std::string name;
+    int version = 0;
+};
+VELA_REFLECT(Item, name, version)
+
+}  // namespace http2_e2e
+
+namespace vela::e2e {
+namespace {
+
+using http2_e2e::Item;
+
+// RFC 9113 7: error codes.
+constexpr int kNoError = 0;
+constexpr int kProtocolError = 1;
+constexpr int kFlowControlError = 3;
+constexpr int kRefusedStream = 7;
+constexpr int kCancel = 8;
+constexpr int kEnhanceYourCalm = 11;
+
+constexpr std::size_t kStreamBig = 4 * 1024 * 1024;
+constexpr std::size_t kDirectBig = 5 * 1024 * 1024;
+constexpr std::size_t kUpload = 8 * 1024 * 1024;
+
+const std::string kProbe = std::string(VELA_SOURCE_DIR) + "/tests/e2e/h2/probe.py";
+
+// Byte i of every large body: not periodic in any power of two, so a lost or repeated
+// frame shows.
+char pattern(std::size_t i) { return static_cast<char>('a' + (i % 251) % 26); }
+
+std::string pattern_string(std::size_t n) {
+    std::string s(n, '\0');
+    for (std::size_t i = 0; i < n; ++i) s[i] = pattern(i);
+    return s;
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
+struct RunResult {
+    int rc = -1;
+    std::string out;
+};
+
+// Runs a shell command (under `timeout`, given by the caller) and collects its stdout.
+RunResult run(const std::string& cmd) {
+    RunResult r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[65536];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+    const int st = ::pclose(p);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+bool have(const std::string& check) {
+    return std::system((check + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// The Debian python3 carries python3-hpack/python3-h2; a python3 earlier on PATH (pyenv) may not.
+std::string python() {
+    static const std::string py =
+        ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    return py;
+}
+bool have_probe() { return have(python() + " -c 'import hpack, h2'"); }
+bool have_curl_h2() { return have("curl --version | grep -q HTTP2"); }
+bool have_nghttp() { return have("command -v nghttp"); }
+
+using KV = std::map<std::string, std::string>;
+
+// probe.py's "key=value" lines.
+KV parse_kv(const std::string& out) {
+    KV kv;
+    std::size_t pos = 0;
+    while (pos < out.size()) {
+        std::size_t eol = out.find('\n', pos);
+        if (eol == std::string::npos) eol = out.size();
+        const std::string line = out.substr(pos, eol - pos);
+        pos = eol + 1;
+        const std::size_t eq = line.find('=');
+        if (eq != std::string::npos) kv.emplace(line.substr(0, eq), line.substr(eq + 1));
+    }
+    return kv;
+}
+
+struct Probe {
+    KV kv;
+    std::string out;
+    std::string get(const std::string& k) const {
+        auto it = kv.find(k);
+        return it == kv.end() ? "missing" : it->second;
+    }
+};
+
+Probe probe(std::uint16_t port, const std::string& args, int seconds = 20) {
+    RunResult r = run("timeout " + std::to_string(seconds) + " " + python() + " " + kProbe + " " +
+                      std::to_string(port) + " " + args + " 2>&1");
+    return Probe{parse_kv(r.out), r.out};
+}
+
+// ---- curl ----------------------------------------------------------------------------------
+
+struct Reply {
+    int status = 0;
+    std::string version;                         // "HTTP/2"
+    std::map<std::string, std::string> headers;  // names lower-cased
+    std::string body;
+    bool upgraded = false;  // a 101 came first
+    std::string raw;
+};
+
+// Parses `curl -i` output: interim heads (the 101 of an Upgrade) are skipped.
+Reply parse_curl(const std::string& out) {
+    Reply r;
+    r.raw = out;
+    std::size_t pos = 0;
+    while (out.compare(pos, 5, "HTTP/") == 0) {
+        const std::size_t end = out.find("\r\n\r\n", pos);
+        if (end == std::string::npos) return r;
+        const std::string head = out.substr(pos, end - pos);
+        const std::size_t sp = head.find(' ');
+        r.version = head.substr(0, sp);
+        r.status = std::atoi(head.c_str() + sp + 1);
+        r.headers.clear();
+        std::size_t lp = head.find("\r\n");
+        while (lp != std::string::npos) {
+            const std::size_t le = head.find("\r\n", lp + 2);
+            const std::string line =
+                head.substr(lp + 2, le == std::string::npos ? std::string::npos : le - lp - 2);
+            const std::size_t colon = line.find(':');
+            if (colon != std::string::npos) {
+                std::string name = line.substr(0, colon);
+                for (char& c : name) c = lower_ascii(c);
+                std::string value = line.substr(colon + 1);
+                while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+                r.headers[name] = value;
+            }
+            lp = le;
+        }
+        pos = end + 4;
+        if (r.status >= 200) break;
+        if (r.status == 101) r.upgraded = true;
+    }
+    r.body = out.substr(pos);
+    return r;
+}
+
+// The two ways to reach HTTP/2 on a plain port.
+const std::vector<std::string> kModes = {"--http2-prior-knowledge", "--http2"};
+
+Reply curl(std::uint16_t port, const std::string& mode, const std::string& args,
+           const std::string& path) {
+    RunResult r = run("timeout 20 curl -s -i " + mode + " " + args +
+                      " 'http://127.0.0.1:" + std::to_string(port) + path + "'");
+    return parse_curl(r.out);
+}
+
+long rss_kb() {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+    return 0;
+}
+
+class Http2E2e : public ::testing::Test {
+  protected:
+    // Registers the routes, applies `tweak` to the options and starts the app.
+    void start(const std::function<void(ServerOptions&)>& tweak = {}) {
+        quick_options(app.options());
+        if (tweak) tweak(app.options());
+        add_basic_routes(app);
+        app.get("/item", [] { return Item{"vela", 2}; });
+        app.post("/item", [](Json<Item> it) {
+            it->version += 1;
+            return *it;
+        });
+        app.get("/async", [](Request&) -> Task<Response> {
+            co_await vela::sleep(20ms);
+            co_return "async done";
+        });
+        app.get("/slow/{ms}", [](Request& r) -> Task<Response> {
+            const int ms = std::atoi(std::string(r.param("ms")).c_str());
+            co_await vela::sleep(std::chrono::milliseconds(ms));
+            co_return "slept";
+        });
+        auto mw = app.group("/mw");
+        mw.use([](Request&, Next next) -> Task<Response> {
+            Response res = co_await next();
+            res.add_header("X-Mw", "onion");
+            co_return res;
+        });
+        mw.get("/x", [] { return "through middleware"; });
+        app.get("/throw", []() -> std::string { throw std::runtime_error("boom"); });
+        app.get("/version", [](Request& r) { return std::to_string(r.version()); });
+        app.get("/cookies", [](Request& r) { return std::string(r.header("cookie")); });
+        app.get("/count", [this] {
+            invocations.fetch_add(1);
+            return "counted";
+        });
+        app.get("/stream-big", [] {
+            Response r = Response::with_body(Status::OK, {}, mime::octet_stream);
+            auto off = std::make_shared<std::size_t>(0);
+            r.set_body_source([off]() -> std::optional<std::string> {
+                if (*off >= kStreamBig) return std::nullopt;
+                std::string piece(std::min<std::size_t>(64 * 1024, kStreamBig - *off), '\0');
+                for (char& c : piece) c = pattern((*off)++);
+                return piece;
+            });
+            return r;
+        });
+        app.get("/big-direct", [] {
+            return Response::with_body(Status::OK, pattern_string(kDirectBig), mime::octet_stream);
+        });
+        app.get("/medium", [] {
+            return Response::with_body(Status::OK, pattern_string(300 * 1000), mime::octet_stream);
+        });
+        app.post("/upload", [](Request& r) {
+            return std::to_string(r.body().size()) + ":" + std::to_string(fnv1a(r.body()));
+        });
+        start_app(app);
+        port = app.port();
+    }
+
+    // A fresh connection over HTTP/1.1 and another over h2c both get 200.
+    void expect_sound() {
+        expect_server_sound(app);
+        if (have_probe()) {
+            Probe p = probe(port, "request GET /hello");
+            EXPECT_EQ(p.get("status"), "200") << p.out;
+            EXPECT_EQ(p.get("body"), "Hello, World!") << p.out;
+        }
+    }
+
+    App app;
+    std::uint16_t port = 0;
+    std::atomic<int> invocations{0};
+};
+
+#define REQUIRE_CURL() \
+    if (!have_curl_h2()) GTEST_SKIP() << "curl with HTTP/2 support not installed"
+#define REQUIRE_NGHTTP() \
+    if (!have_nghttp()) GTEST_SKIP() << "nghttp (nghttp2-client) not installed"
+#define REQUIRE_PROBE() \
+    if (!have_probe()) GTEST_SKIP() << "python3 with python3-h2/python3-hpack not installed"
+
+// ---- 1. The same routes as HTTP/1.1 ----------------------------------------------------------
+
+TEST_F(Http2E2e, PlainTextRouteOverPriorKnowledgeAndUpgrade) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) {
+        Reply r = curl(port, mode, "", "/hello");
+        EXPECT_EQ(r.version, "HTTP/2") << mode << "\n" << r.raw;
+        EXPECT_EQ(r.status, 200) << mode;
+        EXPECT_EQ(r.body, "Hello, World!") << mode;
+        EXPECT_EQ(r.upgraded, mode == "--http2") << mode;
+    }
+}
+
+TEST_F(Http2E2e, PathParameterRoute) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) {
+        Reply r = curl(port, mode, "", "/users/42");
+        EXPECT_EQ(r.version, "HTTP/2") << mode;
+        EXPECT_EQ(r.status, 200) << mode;
+        EXPECT_EQ(r.body, "42") << mode;
+    }
+}
+
+TEST_F(Http2E2e, JsonRouteReturnsReflectedStruct) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) {
+        Reply r = curl(port, mode, "", "/item");
+        EXPECT_EQ(r.status, 200) << mode;
+        EXPECT_EQ(r.headers["content-type"], "application/json") << mode;
+        EXPECT_EQ(r.body, R"({"name":"vela","version":2})") << mode;
+    }
+}
+
+TEST_F(Http2E2e, PostJsonBodyIsParsedAndBadJsonIs400Problem) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) {
+        Reply ok =
+            curl(port, mode, R"(-H 'content-type: application/json' -d '{"name":"x","version":6}')",
+                 "/item");
+        EXPECT_EQ(ok.version, "HTTP/2") << mode << "\n" << ok.raw;
+        EXPECT_EQ(ok.status, 200) << mode;
+        EXPECT_EQ(ok.body, R"({"name":"x","version":7})") << mode;
+        Reply bad =
+            curl(port, mode, R"(-H 'content-type: application/json' -d '{"name":')", "/item");
+        EXPECT_EQ(bad.status, 400) << mode << "\n" << bad.raw;
+        EXPECT_EQ(bad.headers["content-type"], "application/problem+json") << mode;
+    }
+}
+
+TEST_F(Http2E2e, AsyncRouteCompletes) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) {
+        Reply r = curl(port, mode, "", "/async");
+        EXPECT_EQ(r.status, 200) << mode;
+        EXPECT_EQ(r.body, "async done") << mode;
+    }
+}
+
+TEST_F(Http2E2e, MiddlewareHeaderArrives) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) {
+        Reply r = curl(port, mode, "", "/mw/x");
+        EXPECT_EQ(r.status, 200) << mode;
+        EXPECT_EQ(r.headers["x-mw"], "onion") << mode;
+        EXPECT_EQ(r.body, "through middleware") << mode;
+    }
+}
+
+TEST_F(Http2E2e, NotFoundAndMethodNotAllowed) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) {
+        EXPECT_EQ(curl(port, mode, "", "/nowhere").status, 404) << mode;
+        Reply r = curl(port, mode, "-X DELETE", "/hello");
+        EXPECT_EQ(r.status, 405) << mode;
+        EXPECT_NE(r.headers["allow"].find("GET"), std::string::npos) << mode << "\n" << r.raw;
+    }
+}
+
+TEST_F(Http2E2e, HeadHasContentLengthAndNoBody) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) {
+        Reply r = curl(port, mode, "-I", "/hello");
+        EXPECT_EQ(r.status, 200) << mode;
+        EXPECT_EQ(r.headers["content-length"], "13") << mode << "\n" << r.raw;
+        EXPECT_EQ(r.body, "") << mode;
+    }
+}
+
+TEST_F(Http2E2e, ThrowingHandlerGives500) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) {
+        Reply r = curl(port, mode, "", "/throw");
+        EXPECT_EQ(r.status, 500) << mode;
+        EXPECT_EQ(r.body.find("boom"), std::string::npos) << "debug_errors is off";
+    }
+    expect_sound();
+}
+
+TEST_F(Http2E2e, HandlerSeesVersion20) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) EXPECT_EQ(curl(port, mode, "", "/version").body, "20") << mode;
+}
+
+// RFC 9113 8.2.3: a client may split Cookie into several fields; the server joins them
+// with "; " before handing them on as one.
+TEST_F(Http2E2e, CookieFieldsArriveJoinedWithSemicolon) {
+    REQUIRE_PROBE();
+    start();
+    Probe p = probe(port, "request GET /cookies cookie=a=1 cookie=b=2 cookie=c=3");
+    EXPECT_EQ(p.get("status"), "200") << p.out;
+    EXPECT_EQ(p.get("body"), "a=1; b=2; c=3") << p.out;
+}
+
+TEST_F(Http2E2e, StreamedBodyOfSeveralMegabytesArrivesIntact) {
+    REQUIRE_CURL();
+    start();
+    const std::string expected = pattern_string(kStreamBig);
+    for (const auto& mode : kModes) {
+        Reply r = curl(port, mode, "", "/stream-big");
+        EXPECT_EQ(r.status, 200) << mode;
+        EXPECT_EQ(r.body.size(), kStreamBig) << mode;
+        EXPECT_TRUE(r.body == expected) << mode;
+    }
+}
+
+TEST_F(Http2E2e, LargeDirectBodyArrivesIntactWithNghttp) {
+    REQUIRE_NGHTTP();
+    start();
+    RunResult r = run("timeout 20 nghttp http://127.0.0.1:" + std::to_string(port) +
+                      "/big-direct 2>/dev/null");
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(r.out.size(), kDirectBig);
+    EXPECT_EQ(fnv1a(r.out), fnv1a(pattern_string(kDirectBig)));
+}
+
+TEST_F(Http2E2e, LargeUploadReachesHandlerIntact) {
+    REQUIRE_NGHTTP();
+    start();
+    const std::string body = pattern_string(kUpload);
+    const std::string file = ::testing::TempDir() + "/vela_h2_upload.bin";
+    {
+        std::ofstream f(file, std::ios::binary);
+        f.write(body.data(), static_cast<std::streamsize>(body.size()));
+    }
+    RunResult r = run("timeout 20 nghttp -d " + file + " http://127.0.0.1:" + std::to_string(port) +
+                      "/upload 2>/dev/null");
+    std::remove(file.c_str());
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(r.out, std::to_string(kUpload) + ":" + std::to_string(fnv1a(body)));
+}
+
+TEST_F(Http2E2e, HundredMultiplexedRequestsOnOneConnectionAllSucceed) {
+    REQUIRE_NGHTTP();
+    start();
+    RunResult r = run("timeout 20 nghttp -n -v -m 100 http://127.0.0.1:" + std::to_string(port) +
+                      "/async 2>&1");
+    EXPECT_EQ(r.rc, 0);
+    std::size_t ok = 0, streams = 0;
+    for (std::size_t pos = 0; (pos = r.out.find(":status: 200", pos)) != std::string::npos; ++pos)
+        ++ok;
+    for (std::size_t pos = 0; (pos = r.out.find("send HEADERS frame", pos)) != std::string::npos;
+         ++pos)
+        ++streams;
+    EXPECT_EQ(ok, 100u) << r.out.substr(0, 2000);
+    EXPECT_EQ(streams, 100u);
+}
+
+// ---- 2. Limits -------------------------------------------------------------------------------
+
+TEST_F(Http2E2e, BodyAboveMaxBodyGets413AndConnectionStaysUsable) {
+    REQUIRE_PROBE();
+    start([](ServerOptions& o) { o.limits.max_body = 64 * 1024; });
+    Probe p = probe(port, "maxbody 200000");
+    EXPECT_EQ(p.get("status"), "413") << p.out;
+    // RFC 9113 8.1: a complete response before the request ended: RST_STREAM NO_ERROR.
+    EXPECT_EQ(p.get("rst"), std::to_string(kNoError)) << p.out;
+    EXPECT_LT(std::stol(p.get("sent") == "missing" ? "0" : p.get("sent")), 200000) << p.out;
+    EXPECT_EQ(p.get("second_status"), "200") << p.out;
+    expect_sound();
+}
+
+TEST_F(Http2E2e, HeaderListAboveMaxHeaderListSizeGets431) {
+    REQUIRE_PROBE();
+    start([](ServerOptions& o) { o.http2.max_header_list_size = 8 * 1024; });
+    Probe p = probe(port, "headerlist 20 1000");  // ~21 KB decoded
+    EXPECT_EQ(p.get("status"), "431") << p.out;
+    EXPECT_EQ(p.get("second_status"), "200") << p.out;
+    expect_sound();
+}
+
+TEST_F(Http2E2e, StreamsAboveMaxConcurrentStreamsAreRefused) {
+    REQUIRE_PROBE();
+    start([](ServerOptions& o) { o.http2.max_concurrent_streams = 4; });
+    Probe p = probe(port, "concurrency 10 /slow/300");
+    EXPECT_EQ(p.get("max_concurrent"), "4") << p.out;
+    EXPECT_EQ(p.get("ok"), "4") << p.out;
+    EXPECT_EQ(p.get("refused"), "6") << p.out;
+    EXPECT_EQ(p.get("unfinished"), "0") << p.out;
+    expect_sound();
+}
+
+TEST_F(Http2E2e, SmallClientWindowStillReceivesWholeResponse) {
+    REQUIRE_PROBE();
+    start();
+    const std::string expected = pattern_string(300 * 1000);
+    Probe p = probe(port, "flow 1000 /medium");
+    EXPECT_EQ(p.get("status"), "200") << p.out;
+    EXPECT_EQ(p.get("body_len"), "300000") << p.out;
+    // No frame larger than the window: at least 300 DATA frames, each answered.
+    EXPECT_GE(std::stoi(p.get("data_frames") == "missing" ? "0" : p.get("data_frames")), 300)
+        << p.out;
+    EXPECT_EQ(p.get("rst"), "none") << p.out;
+}
+
+// ---- 3. Defences -----------------------------------------------------------------------------
+
+// CVE-2023-44487: HEADERS + RST_STREAM pairs cost the client nothing; the server must not
+// run a handler for each, and must end the connection once the rate is abusive.
+TEST_F(Http2E2e, RapidResetEndsConnectionAndSkipsHandlers) {
+    REQUIRE_PROBE();
+    start();
+    constexpr int kPairs = 5000;
+    Probe p = probe(port, "rapidreset " + std::to_string(kPairs));
+    const std::string g = p.get("goaway");
+    EXPECT_TRUE(g != "none" || p.get("closed") == "1") << p.out;
+    if (g != "none") {
+        EXPECT_NE(g, std::to_string(kNoError)) << p.out;
+    }
+    EXPECT_LT(invocations.load(), kPairs / 10) << p.out;
+    expect_sound();
+}
+
+// CVE-2024-27316 style: a header block that never ends must not grow without bound.
+TEST_F(Http2E2e, ContinuationFloodEndsConnectionWithBoundedMemory) {
+    REQUIRE_PROBE();
+    start();
+    const long before = rss_kb();
+    Probe p = probe(port, "continuation 5000");  // ~50 MB of header fields if all were read
+    EXPECT_TRUE(p.get("goaway") != "none" || p.get("closed") == "1") << p.out;
+    EXPECT_LT(rss_kb() - before, 32 * 1024) << "RSS grew (KB)";
+    expect_sound();
+}
+
+// A 4000-byte field in the dynamic table, then 10000 one-byte references to it: 40 MB of
+// decoded fields from 14 KB on the wire.
+TEST_F(Http2E2e, HpackBombIsRejectedWithoutHugeAllocation) {
+    REQUIRE_PROBE();
+    start();
+    const long before = rss_kb();
+    Probe p = probe(port, "hpackbomb 10000 4000");
+    const bool rejected =
+        p.get("status") == "431" || p.get("rst") != "none" || p.get("goaway") != "none";
+    EXPECT_TRUE(rejected) << p.out;
+    EXPECT_NE(p.get("status"), "200") << p.out;
+    EXPECT_LT(rss_kb() - before, 32 * 1024) << "RSS grew (KB)";
+    expect_sound();
+}
+
+TEST_F(Http2E2e, SettingsFloodGetsEnhanceYourCalm) {
+    REQUIRE_PROBE();
+    start();
+    Probe p = probe(port, "settingsflood 30000");
+    EXPECT_TRUE(p.get("goaway") == std::to_string(kEnhanceYourCalm) || p.get("closed") == "1")
+        << p.out;
+    EXPECT_EQ(p.get("closed"), "1") << p.out;
+    expect_sound();
+}
+
+TEST_F(Http2E2e, PingFloodGetsEnhanceYourCalm) {
+    REQUIRE_PROBE();
+    start();
+    Probe p = probe(port, "pingflood 30000");
+    EXPECT_TRUE(p.get("goaway") == std::to_string(kEnhanceYourCalm) || p.get("closed") == "1")
+        << p.out;
+    EXPECT_EQ(p.get("closed"), "1") << p.out;
+    expect_sound();
+}
+
+// CVE-2019-9518: empty DATA frames without END_STREAM cost the server work and the client
+// nothing.
+TEST_F(Http2E2e, EmptyDataFloodGetsGoaway) {
+    REQUIRE_PROBE();
+    start();
+    Probe p = probe(port, "emptydata 20000");
+    EXPECT_EQ(p.get("goaway"), std::to_string(kEnhanceYourCalm)) << p.out;
+    EXPECT_EQ(p.get("closed"), "1") << p.out;
+    expect_sound();
+}
+
+// RFC 9113 6.9: an increment of 0 is a stream error on a stream, a connection error on 0.
+TEST_F(Http2E2e, WindowUpdateZeroOnStreamIsRstProtocolError) {
+    REQUIRE_PROBE();
+    start();
+    Probe p = probe(port, "wu0 stream");
+    EXPECT_EQ(p.get("rst"), std::to_string(kProtocolError)) << p.out;
+    EXPECT_EQ(p.get("second_status"), "200") << p.out;
+    expect_sound();
+}
+
+TEST_F(Http2E2e, WindowUpdateZeroOnConnectionIsGoawayProtocolError) {
+    REQUIRE_PROBE();
+    start();
+    Probe p = probe(port, "wu0 connection");
+    EXPECT_EQ(p.get("goaway"), std::to_string(kProtocolError)) << p.out;
+    EXPECT_EQ(p.get("closed"), "1") << p.out;
+    expect_sound();
+}
+
+TEST_F(Http2E2e, StreamWhoseWindowNeverOpensIsCancelledAfterSendTimeout) {
+    REQUIRE_PROBE();
+    start([](ServerOptions& o) { o.http2.send_timeout = Ms{1000}; });
+    Probe p = probe(port, "stall /medium");
+    EXPECT_EQ(p.get("status"), "200") << p.out;  // HEADERS need no window
+    EXPECT_EQ(p.get("body_len"), "0") << p.out;
+    EXPECT_EQ(p.get("rst"), std::to_string(kCancel)) << p.out;
+    const int ms = std::atoi(p.get("elapsed_ms").c_str());
+    EXPECT_GE(ms, 900) << p.out;
+    EXPECT_LE(ms, 4000) << p.out;
+    EXPECT_EQ(p.get("second_status"), "200") << p.out;
+    expect_sound();
+}
+
+// RFC 9113 8.3 and 8.2.2: malformed requests are stream errors of type PROTOCOL_ERROR.
+TEST_F(Http2E2e, MalformedHeaderBlocksAreRstProtocolError) {
+    REQUIRE_PROBE();
+    start();
+    for (const char* kind : {"missing-path", "unknown-pseudo", "uppercase", "pseudo-after-regular",
+                             "connection", "te-gzip"}) {
+        Probe p = probe(port, std::string("badheaders ") + kind);
+        EXPECT_EQ(p.get("rst"), std::to_string(kProtocolError)) << kind << "\n" << p.out;
+        EXPECT_EQ(p.get("status"), "none") << kind << "\n" << p.out;
+        EXPECT_EQ(p.get("second_status"), "200") << kind << "\n" << p.out;
+    }
+    EXPECT_EQ(invocations.load(), 0);
+    expect_sound();
+}
+
+// RFC 9113 6.9.1: a sender must not exceed the window the receiver advertised.
+TEST_F(Http2E2e, DataBeyondStreamWindowIsFlowControlError) {
+    REQUIRE_PROBE();
+    start([](ServerOptions& o) { o.http2.stream_window = 65535; });
+    Probe p = probe(port, "dataoverwindow 32768");
+    EXPECT_EQ(p.get("server_window"), "65535") << p.out;
+    const bool flow_error = p.get("rst") == std::to_string(kFlowControlError) ||
+                            p.get("goaway") == std::to_string(kFlowControlError);
+    EXPECT_TRUE(flow_error) << p.out;
+    expect_sound();
+}
+
+TEST_F(Http2E2e, GarbagePrefaceClosesConnection) {
+    REQUIRE_PROBE();
+    start();
+    Probe bad = probe(port, "preface bad");
+    EXPECT_EQ(bad.get("closed"), "1") << bad.out;
+    // RFC 9113 3.4: the preface must be followed by SETTINGS; anything else is a
+    // connection error PROTOCOL_ERROR.
+    Probe nosettings = probe(port, "preface nosettings");
+    EXPECT_EQ(nosettings.get("closed"), "1") << nosettings.out;
+    EXPECT_EQ(nosettings.get("goaway"), std::to_string(kProtocolError)) << nosettings.out;
+    expect_sound();
+}
+
+// ---- 4. Graceful shutdown --------------------------------------------------------------------
+
+TEST_F(Http2E2e, GracefulStopSendsGoawayAndFinishesStreamInFlight) {
+    REQUIRE_PROBE();
+    start();
+    const std::string cmd = "timeout 20 " + python() + " " + kProbe + " " + std::to_string(port) +
+                            " shutdown /slow/800 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_TRUE(p);
+    std::string out;
+    char line[4096];
+    while (std::fgets(line, sizeof line, p)) {
+        out += line;
+        if (std::string_view(line).starts_with("sent")) break;
+    }
+    std::this_thread::sleep_for(200ms);  // the request reaches its handler
+    app.stop();
+    for (std::size_t n; (n = std::fread(line, 1, sizeof line, p)) > 0;) out.append(line, n);
+    ::pclose(p);
+    KV kv = parse_kv(out);
+    EXPECT_EQ(kv["goaway"], std::to_string(kNoError)) << out;
+    EXPECT_GE(std::atoi(kv["goaway_last"].c_str()), 1) << out;
+    EXPECT_EQ(kv["status"], "200") << out;
+    EXPECT_EQ(kv["body"], "slept") << out;
+    EXPECT_EQ(kv["rst"], "none") << out;
+    EXPECT_EQ(kv["closed"], "1") << out;
+}
+
+}  // namespace
+}  // namespace vela::e2e
