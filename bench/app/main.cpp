@@ -1,6 +1,9 @@
 // vela's side of the benchmark scenarios (docs/benchmarks.md), with the payloads of the
 // public C++ framework comparisons.
 //   vela_bench_app [--port N] [--threads N] [--host ADDR]   (ADDR: listen there only)
+//                  [--tls-cert FILE --tls-key FILE [--tls-port N]]
+// With a certificate and key the same routes are also served over TLS on --tls-port (h2 and
+// http/1.1 through ALPN); the plain port also takes h2c with prior knowledge.
 // A bad command line prints one line on stderr and exits 2; a port that cannot be opened
 // is logged as one line and exits 1.
 //
@@ -43,10 +46,14 @@ VELA_REFLECT(Person, name, age, email)
 
 constexpr std::string_view kUsage =
     "usage: vela_bench_app [--port N] [--threads N] [--host ADDR]\n"
-    "  --port N      port, 0 to 65535 (default 8080)\n"
-    "  --threads N   event loops, 0 to 1024 (default 0: one per core)\n"
-    "  --host ADDR   numeric address to listen on (default: all IPv4 interfaces)\n"
-    "  -h, --help    print this text and exit\n";
+    "                      [--tls-cert FILE --tls-key FILE [--tls-port N]]\n"
+    "  --port N          port, 0 to 65535 (default 8080)\n"
+    "  --threads N       event loops, 0 to 1024 (default 0: one per core)\n"
+    "  --host ADDR       numeric address to listen on (default: all IPv4 interfaces)\n"
+    "  --tls-cert FILE   TLS certificate chain (PEM); needs --tls-key\n"
+    "  --tls-key FILE    TLS private key (PEM); needs --tls-cert\n"
+    "  --tls-port N      HTTPS port (h2 and http/1.1), 0 to 65535 (default 8443)\n"
+    "  -h, --help        print this text and exit\n";
 
 // A command-line mistake: one line on stderr, exit code 2.
 [[noreturn]] void usage_error(const std::string& message) {
@@ -67,15 +74,16 @@ unsigned parse_number(std::string_view option, std::string_view value, unsigned 
 }  // namespace
 
 int main(int argc, char** argv) {
-    unsigned port = 8080, threads = 0;
-    std::string host;
+    unsigned port = 8080, threads = 0, tls_port = 8443;
+    std::string host, tls_cert, tls_key;
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         if (arg == "-h" || arg == "--help") {
             std::fputs(kUsage.data(), stdout);
             return 0;
         }
-        if (arg != "--port" && arg != "--threads" && arg != "--host")
+        if (arg != "--port" && arg != "--threads" && arg != "--host" && arg != "--tls-cert" &&
+            arg != "--tls-key" && arg != "--tls-port")
             usage_error("unknown option '" + std::string(arg) + "'");
         if (i + 1 >= argc) usage_error("missing value for " + std::string(arg));
         const std::string_view value = argv[++i];
@@ -85,7 +93,14 @@ int main(int argc, char** argv) {
             if (value.empty()) usage_error("empty address for --host");
             host = std::string(value);
         }
+        if (arg == "--tls-port") tls_port = parse_number(arg, value, 65535);
+        if (arg == "--tls-cert" || arg == "--tls-key") {
+            if (value.empty()) usage_error("empty file name for " + std::string(arg));
+            (arg == "--tls-cert" ? tls_cert : tls_key) = std::string(value);
+        }
     }
+    if (tls_cert.empty() != tls_key.empty())
+        usage_error(tls_cert.empty() ? "--tls-key needs --tls-cert" : "--tls-cert needs --tls-key");
     vela::log::set_level(vela::log::Level::warn);
 
     vela::App app;
@@ -124,12 +139,24 @@ int main(int argc, char** argv) {
         g.get("", [body] { return vela::Response::json(body); });
     }
 
+    // An IPv6 address needs brackets in an endpoint spec.
+    const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+    const std::string addr = v6 ? "[" + host + "]" : host;
     if (host.empty()) {
         app.listen(static_cast<std::uint16_t>(port));
     } else {
-        // An IPv6 address needs brackets in an endpoint spec.
-        const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
-        app.listen((v6 ? "[" + host + "]" : host) + ":" + std::to_string(port));
+        app.listen(addr + ":" + std::to_string(port));
+    }
+    if (!tls_cert.empty()) {
+        // The same routes over TLS, HTTP/2 offered through ALPN.
+        vela::TlsOptions tls;
+        tls.cert = tls_cert;
+        tls.key = tls_key;
+        if (host.empty()) {
+            app.listen_tls(static_cast<std::uint16_t>(tls_port), std::move(tls));
+        } else {
+            app.listen_tls(addr + ":" + std::to_string(tls_port), std::move(tls));
+        }
     }
     return app.run(threads);
 }
