@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 
@@ -67,9 +68,74 @@ struct H2Stream final : ResponseSink {
     std::string_view at(std::uint32_t off, std::uint32_t len) const {
         return std::string_view(raw).substr(off, len);
     }
+    // Makes a finished stream ready for the next one, keeping its buffers' capacity (a
+    // steady stream of small requests then allocates nothing here).
+    void recycle() noexcept {
+        constexpr std::size_t kKeep = 16 * 1024;
+        raw.clear();
+        fields.clear();
+        cookies.clear();
+        if (body.capacity() > kKeep) std::string().swap(body);
+        body.clear();
+        header_list_size = 0;
+        std::string().swap(out_body);
+        body_off = 0;
+        source = nullptr;
+        std::string().swap(piece);
+        piece_off = 0;
+        stalled_since = opened_ms = 0;
+        work = {};
+        inline_result = nullptr;
+        early = Status::OK;
+        open = true;
+        queued = request_done = busy = dispatching = completed_inline = responding = prebuilt =
+            false;
+        prev = next = nullptr;
+    }
 };
 
 namespace {
+
+// Finished streams are kept per loop thread (not per connection, so an idle connection holds
+// none) and reused with their buffers' capacity.
+class StreamPool {
+  public:
+    ~StreamPool() {
+        for (H2Stream* s : free_) delete s;
+    }
+    H2Stream* take() {
+        if (free_.empty()) {
+            auto* s = new H2Stream;
+            s->raw.reserve(256);
+            s->fields.reserve(16);
+            return s;
+        }
+        H2Stream* s = free_.back();
+        free_.pop_back();
+        return s;
+    }
+    void give(H2Stream* s) noexcept {
+        if (free_.size() >= kMax) {
+            delete s;
+            return;
+        }
+        s->recycle();
+        try {
+            free_.push_back(s);
+        } catch (...) {
+            delete s;
+        }
+    }
+
+  private:
+    static constexpr std::size_t kMax = 1024;
+    std::vector<H2Stream*> free_;
+};
+
+StreamPool& spare_streams() {
+    thread_local StreamPool pool;
+    return pool;
+}
 
 Http2Connection& self(void* user) { return *static_cast<Http2Connection*>(user); }
 
@@ -118,6 +184,89 @@ ssize_t cb_read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::siz
     }
     if (eof) *flags |= NGHTTP2_DATA_FLAG_EOF;
     return static_cast<ssize_t>(n);
+}
+
+// nghttp2 allocates and frees a dozen small blocks per request (stream, frames, header copies).
+// Its allocator hook gets per-thread free lists by size class instead of malloc: a session
+// lives on one loop thread, and a block freed on another thread (at shutdown) simply joins
+// that thread's lists.
+class BlockPool {
+  public:
+    static constexpr std::size_t kClasses = 8;  // 64 B .. 8 KiB, powers of two
+    static constexpr std::size_t kMaxFree = 512;
+    ~BlockPool() {
+        for (auto& list : free_)
+            for (void* b : list) std::free(b);
+    }
+    void* get(std::size_t size) {
+        const std::size_t need = size + kHeader;
+        std::size_t cls = 0;
+        while (cls < kClasses && (std::size_t{64} << cls) < need) ++cls;
+        void* block;
+        if (cls < kClasses && !free_[cls].empty()) {
+            block = free_[cls].back();
+            free_[cls].pop_back();
+        } else {
+            block = std::malloc(cls < kClasses ? std::size_t{64} << cls : need);
+            if (!block) return nullptr;
+        }
+        auto* h = static_cast<Head*>(block);
+        h->cls = cls;
+        h->size = size;
+        return static_cast<char*>(block) + kHeader;
+    }
+    void put(void* p) {
+        if (!p) return;
+        auto* h = head(p);
+        if (h->cls < kClasses && free_[h->cls].size() < kMaxFree) {
+            free_[h->cls].push_back(h);
+        } else {
+            std::free(h);
+        }
+    }
+    void* resize(void* p, std::size_t size) {
+        if (!p) return get(size);
+        Head* h = head(p);
+        if (h->cls < kClasses && size + kHeader <= (std::size_t{64} << h->cls)) {
+            h->size = size;
+            return p;
+        }
+        void* q = get(size);
+        if (!q) return nullptr;
+        std::memcpy(q, p, std::min(size, h->size));
+        put(p);
+        return q;
+    }
+
+  private:
+    struct Head {
+        std::size_t cls;
+        std::size_t size;
+    };
+    static constexpr std::size_t kHeader = 16;  // keeps blocks 16-byte aligned, as malloc's
+    static Head* head(void* p) { return reinterpret_cast<Head*>(static_cast<char*>(p) - kHeader); }
+    std::vector<void*> free_[kClasses];
+};
+
+BlockPool& block_pool() {
+    thread_local BlockPool pool;
+    return pool;
+}
+
+nghttp2_mem* pooled_mem() {
+    static nghttp2_mem mem{
+        nullptr,
+        [](std::size_t size, void*) { return block_pool().get(size); },
+        [](void* p, void*) { block_pool().put(p); },
+        [](std::size_t n, std::size_t size, void*) -> void* {
+            if (size && n > SIZE_MAX / size) return nullptr;
+            void* p = block_pool().get(n * size);
+            if (p) std::memset(p, 0, n * size);
+            return p;
+        },
+        [](void* p, std::size_t size, void*) { return block_pool().resize(p, size); },
+    };
+    return &mem;
 }
 
 // The callbacks are the same for every session: made once per process.
@@ -203,7 +352,8 @@ Http2Connection::Http2Connection(ServerWorker& worker, int fd, std::unique_ptr<t
     timer_.fire = &Http2Connection::timer_fired;
     timer_.owner = this;
     if (tls_) tls_->bind(io_, *this);
-    if (nghttp2_session_server_new2(&session_, callbacks(), this, session_options()) != 0)
+    if (nghttp2_session_server_new3(&session_, callbacks(), this, session_options(),
+                                    pooled_mem()) != 0)
         throw std::bad_alloc();
     // The upgraded request's fields point into `in_`'s old bytes: copy them before anything
     // touches the buffer.
@@ -372,7 +522,7 @@ bool Http2Connection::feed() {
 
 int Http2Connection::on_begin_headers(std::int32_t id) {
     if (draining_) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-    auto* s = new H2Stream;
+    H2Stream* s = spare_streams().take();
     s->conn = this;
     s->id = id;
     s->opened_ms = loop_.now_ms();
@@ -381,12 +531,17 @@ int Http2Connection::on_begin_headers(std::int32_t id) {
     streams_ = s;
     ++stream_count_;
     nghttp2_session_set_stream_user_data(session_, id, s);
+    receiving_ = s;
     return 0;
 }
 
 int Http2Connection::on_header(std::int32_t id, std::string_view name, std::string_view value,
                                bool trailer) {
-    auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+    // Header blocks arrive whole and one at a time (RFC 9113 4.3): the stream is the one
+    // on_begin_headers opened, unless these are trailers.
+    H2Stream* s = receiving_ && receiving_->id == id
+                      ? receiving_
+                      : static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
     if (!s || trailer) return 0;  // trailers are accepted and dropped
     // RFC 9113 6.5.2: the size of a field is its name and value plus 32.
     s->header_list_size += name.size() + value.size() + 32;
@@ -771,6 +926,7 @@ void Http2Connection::close() {
 }
 
 void Http2Connection::free_stream(H2Stream* s) noexcept {
+    if (receiving_ == s) receiving_ = nullptr;
     if (s->prev)
         s->prev->next = s->next;
     else if (streams_ == s)
@@ -779,7 +935,7 @@ void Http2Connection::free_stream(H2Stream* s) noexcept {
     --stream_count_;
     if (s->open && session_) nghttp2_session_set_stream_user_data(session_, s->id, nullptr);
     if (s->req) worker_.release_request(std::move(s->req));
-    delete s;
+    spare_streams().give(s);
 }
 
 void Http2Connection::arm(std::uint64_t deadline) {

@@ -119,7 +119,9 @@ class Http2Connection final : public Connection {
     nghttp2_session* session_ = nullptr;
     RequestParser target_parser_;  // checks :path by the HTTP/1.1 target rules
     std::vector<H2Stream*> ready_;
-    H2Stream* streams_ = nullptr;  // every stream object alive (open or awaiting a handler)
+    H2Stream* streams_ = nullptr;
+    H2Stream* receiving_ = nullptr;  // the stream whose header block is being decoded  // every
+                                     // stream object alive (open or awaiting a handler)
     std::size_t stream_count_ = 0;
     H2Stream* upgraded_ = nullptr;  // stream 1 of an upgrade, until start() opens it
     std::string upgrade_settings_;
