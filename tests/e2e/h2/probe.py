@@ -82,6 +82,7 @@ class Conn:
         self.dec.max_allowed_table_size = 1 << 16
         self.closed = False
         self.goaway = None  # (last stream id, error code)
+        self.goaway_debug = ""
         self.rst = {}
         self.headers = {}
         self.body = {}
@@ -140,6 +141,8 @@ class Conn:
 
     def handle(self, f, deadline):
         ftype, flags, sid, payload = f
+        if os.environ.get("H2DEBUG"):
+            print(f"recv type={ftype} flags={flags} sid={sid} len={len(payload)}", file=sys.stderr)
         self.frames[ftype] = self.frames.get(ftype, 0) + 1
         if ftype == SETTINGS:
             if flags & ACK:
@@ -188,6 +191,7 @@ class Conn:
         elif ftype == GOAWAY:
             last, code = struct.unpack(">II", payload[:8])
             self.goaway = (last & 0x7FFFFFFF, code)
+            self.goaway_debug = payload[8:].decode("latin-1")
         elif ftype == PING and not flags & ACK:
             self.send(frame(PING, ACK, 0, payload))
         elif ftype == WINDOW_UPDATE:
@@ -272,6 +276,7 @@ class Conn:
         print("goaway=" + ("none" if self.goaway is None else str(self.goaway[1])))
         print("goaway_last=" + ("none" if self.goaway is None else str(self.goaway[0])))
         print(f"closed={1 if self.closed else 0}")
+        print(f"goaway_debug={self.goaway_debug}")
 
     def second_request(self, sid):
         """Proves the connection still works: GET /hello on a new stream."""
@@ -350,6 +355,7 @@ def main():
         print(f"refused={sum(1 for s in ids if c.rst.get(s) == 7)}")
         print(f"unfinished={sum(1 for s in ids if s not in c.ended)}")
         print(f"max_concurrent={c.server_settings.get(3, 'none')}")
+        c.finish(wait=0.2)
     elif scenario == "flow":  # flow WINDOW PATH
         c.handshake([(INITIAL_WINDOW_SIZE, int(args[0]))])
         c.send_headers(1, request_block(b"GET", args[1].encode()))
