@@ -83,6 +83,7 @@ class Conn:
         self.closed = False
         self.goaway = None  # (last stream id, error code)
         self.goaway_debug = ""
+        self.closed_by = "none"
         self.rst = {}
         self.headers = {}
         self.body = {}
@@ -104,8 +105,9 @@ class Conn:
         try:
             self.sock.sendall(data)
             return True
-        except (BrokenPipeError, ConnectionResetError, socket.timeout, OSError):
+        except (BrokenPipeError, ConnectionResetError, socket.timeout, OSError) as e:
             self.closed = True
+            self.closed_by = "send: " + type(e).__name__
             return False
 
     def recv_exact(self, n, deadline):
@@ -120,9 +122,11 @@ class Conn:
                 return None
             except (ConnectionResetError, OSError):
                 self.closed = True
+                self.closed_by = "reset"  # a RST discards whatever the kernel still held for us
                 return None
             if not chunk:
                 self.closed = True
+                self.closed_by = "eof"
                 return None
             self.buf += chunk
         out, self.buf = self.buf[:n], self.buf[n:]
@@ -277,6 +281,7 @@ class Conn:
         print("goaway_last=" + ("none" if self.goaway is None else str(self.goaway[0])))
         print(f"closed={1 if self.closed else 0}")
         print(f"goaway_debug={self.goaway_debug}")
+        print(f"closed_by={self.closed_by}")
 
     def second_request(self, sid):
         """Proves the connection still works: GET /hello on a new stream."""
@@ -299,8 +304,9 @@ def blast(c, frames, seconds):
             sent += c.sock.send(data[sent:sent + 65536])
         except BlockingIOError:
             time.sleep(0.005)
-        except (BrokenPipeError, ConnectionResetError, OSError):
+        except (BrokenPipeError, ConnectionResetError, OSError) as e:
             c.closed = True
+            c.closed_by = "send: " + type(e).__name__
             break
     c.sock.setblocking(True)
     print(f"sent_bytes={sent}")
