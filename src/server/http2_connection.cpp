@@ -60,6 +60,10 @@ struct H2Stream final : ResponseSink {
             completed_inline = true;
             return;
         }
+        if (!conn) {  // its connection is gone (see ~Http2Connection)
+            delete this;
+            return;
+        }
         conn->stream_completed(*this, std::move(r));
     }
     void pending(std::coroutine_handle<> w) override {
@@ -369,8 +373,16 @@ Http2Connection::~Http2Connection() {
     delete upgraded_;
     while (streams_) {
         H2Stream* s = streams_;
-        if (s->busy && s->work) s->work.destroy();
-        s->busy = false;
+        if (s->busy) {
+            // A handler still runs (the client left): the stream outlives this connection and
+            // frees itself when the handler completes. Destroying the handler here could
+            // leave its timers and awaited work pointing at freed frames.
+            streams_ = s->next;
+            if (streams_) streams_->prev = nullptr;
+            s->conn = nullptr;
+            s->prev = s->next = nullptr;
+            continue;
+        }
         free_stream(s);
     }
     nghttp2_session_del(session_);
