@@ -583,15 +583,17 @@ TEST_F(Http2E2e, PingFloodGetsEnhanceYourCalm) {
     expect_sound();
 }
 
-// The GOAWAY that ends a flood must reach the client. Closing the socket while the flood is
-// still unread makes the kernel answer with a TCP RST, which discards the GOAWAY from the
-// client's receive queue (RFC 9113 5.4.1 asks for GOAWAY, then close; RFC 9293 3.6.1: close
-// with unread data sends RST). The HTTP/1.1 driver lingers for the same reason.
-TEST_F(Http2E2e, FloodGoawayReachesClientBeforeClose) {
+// The GOAWAY of a connection error must reach the client even when more of its input is
+// still unread. WINDOW_UPDATE with increment 0 on stream 0 (a connection error, RFC 9113 6.9)
+// followed by 20000 PINGs in one burst: the server answers GOAWAY PROTOCOL_ERROR and closes
+// with input unread, which the kernel turns into a TCP RST; the GOAWAY must still be the
+// last thing the client reads (RFC 9113 5.4.1: GOAWAY first, then close).
+TEST_F(Http2E2e, ConnectionErrorGoawayReachesClientWithInputUnread) {
     REQUIRE_PROBE();
     start();
-    Probe p = probe(port, "settingsflood 30000");
-    EXPECT_EQ(p.get("goaway"), std::to_string(kEnhanceYourCalm)) << p.out;
+    Probe p = probe(port, "backlog 20000");
+    EXPECT_EQ(p.get("goaway"), std::to_string(kProtocolError)) << p.out;
+    EXPECT_EQ(p.get("closed"), "1") << p.out;
     expect_sound();
 }
 

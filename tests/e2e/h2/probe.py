@@ -83,7 +83,8 @@ class Conn:
         self.closed = False
         self.goaway = None  # (last stream id, error code)
         self.goaway_debug = ""
-        self.closed_by = "none"
+        self.closed_by = ""
+        self.send_failed = False
         self.rst = {}
         self.headers = {}
         self.body = {}
@@ -100,13 +101,14 @@ class Conn:
         self.initial_win = 65535
 
     def send(self, data):
-        if self.closed:
+        if self.closed or self.send_failed:
             return False
         try:
             self.sock.sendall(data)
             return True
         except (BrokenPipeError, ConnectionResetError, socket.timeout, OSError) as e:
-            self.closed = True
+            # Keep reading: a GOAWAY may still be waiting in the receive queue.
+            self.send_failed = True
             self.closed_by = "send: " + type(e).__name__
             return False
 
@@ -122,11 +124,11 @@ class Conn:
                 return None
             except (ConnectionResetError, OSError):
                 self.closed = True
-                self.closed_by = "reset"  # a RST discards whatever the kernel still held for us
+                self.closed_by += " recv: reset"
                 return None
             if not chunk:
                 self.closed = True
-                self.closed_by = "eof"
+                self.closed_by += " recv: eof"
                 return None
             self.buf += chunk
         out, self.buf = self.buf[:n], self.buf[n:]
@@ -236,7 +238,7 @@ class Conn:
         """Sends DATA within the server's windows, reading its frames while waiting."""
         sent = 0
         while sent < len(data) or (end_stream and sent == len(data) == 0):
-            if sid in self.ended or self.closed:
+            if sid in self.ended or self.closed or self.send_failed:
                 return sent
             room = min(self.conn_win, self.stream_win.get(sid, self.initial_win), 16384,
                        len(data) - sent)
@@ -281,7 +283,7 @@ class Conn:
         print("goaway_last=" + ("none" if self.goaway is None else str(self.goaway[0])))
         print(f"closed={1 if self.closed else 0}")
         print(f"goaway_debug={self.goaway_debug}")
-        print(f"closed_by={self.closed_by}")
+        print(f"closed_by={self.closed_by.strip() or 'none'}")
 
     def second_request(self, sid):
         """Proves the connection still works: GET /hello on a new stream."""
@@ -305,7 +307,7 @@ def blast(c, frames, seconds):
         except BlockingIOError:
             time.sleep(0.005)
         except (BrokenPipeError, ConnectionResetError, OSError) as e:
-            c.closed = True
+            c.send_failed = True
             c.closed_by = "send: " + type(e).__name__
             break
     c.sock.setblocking(True)
@@ -419,6 +421,11 @@ def main():
         if args[0] == "stream":
             c.second_request(3)
         c.finish(wait=0.5 if args[0] == "stream" else 3)
+    elif scenario == "backlog":  # backlog PINGS: a connection error with more input queued
+        c.handshake()
+        blast(c, [window_update(0, 0)] + [frame(PING, 0, 0, b"\0" * 8)] * int(args[0]), 3)
+        time.sleep(0.3)  # the server has answered and closed by now
+        c.finish()
     elif scenario == "stall":  # stall PATH
         c.auto_window = False
         c.handshake([(INITIAL_WINDOW_SIZE, 0)])
