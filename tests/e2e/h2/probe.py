@@ -352,8 +352,13 @@ def main():
         c.pump(lambda: 1 in c.ended or c.goaway is not None)
         c.report(1)
         c.second_request(3)
-    elif scenario == "concurrency":  # concurrency N PATH
-        c.handshake()
+    elif scenario in ("concurrency", "concurrency-early"):  # concurrency N PATH
+        # "-early": the streams go out with the preface, before the server's SETTINGS is
+        # acknowledged (its limit is then still pending).
+        if scenario == "concurrency":
+            c.handshake()
+        else:
+            c.send(PREFACE + settings_frame([]))
         n = int(args[0])
         ids = [1 + 2 * i for i in range(n)]
         c.send(b"".join(frame(HEADERS, END_STREAM | END_HEADERS, sid,
