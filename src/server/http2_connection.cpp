@@ -505,6 +505,11 @@ bool Http2Connection::on_read(ssize_t n) {
         close();
         return false;
     }
+    if (lingering_) {  // after our GOAWAY: read and discard until the client closes
+        in_.clear();
+        if (in_.capacity()) loop_.buffers().release(in_);
+        return true;
+    }
     if (!feed()) return false;
     run_ready();
     if (closed_) return false;
@@ -523,8 +528,15 @@ bool Http2Connection::feed() {
     if (r < 0) {
         // A connection error: nghttp2 has queued GOAWAY where the protocol asks for one.
         log::debug("HTTP/2 connection error: {}", nghttp2_strerror(static_cast<int>(r)));
+        // Some fatal errors (a CONTINUATION flood) queue no GOAWAY; RFC 9113 5.4.1 asks for
+        // one. A no-op when nghttp2 queued its own. A flood of unread ACKs gets none: that
+        // client is not reading.
+        if (r != NGHTTP2_ERR_FLOODED)
+            nghttp2_session_terminate_session(session_, r == NGHTTP2_ERR_HEADER_COMP
+                                                            ? NGHTTP2_COMPRESSION_ERROR
+                                                            : NGHTTP2_PROTOCOL_ERROR);
         flush();
-        close();
+        if (!closed_) linger();
         return false;
     }
     deadline_ms_ =
@@ -867,7 +879,7 @@ std::size_t Http2Connection::write_body(H2Stream& s, std::uint8_t* buf, std::siz
 // Gathers nghttp2's output up to the high-water mark and writes it; reading pauses while a
 // client leaves more than that unread.
 void Http2Connection::flush() {
-    if (closed_) return;
+    if (closed_ || lingering_) return;
     const std::size_t high = worker_.options().output_high_water;
     if (out_.capacity() == 0) loop_.buffers().acquire(out_);
     for (;;) {
@@ -907,10 +919,28 @@ void Http2Connection::flush() {
     // After GOAWAY (ours or the client's) the connection ends once nothing is in flight.
     const bool done =
         nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0;
-    if (out_.empty() && (done || (draining_ && stream_count_ == 0))) close();
+    if (out_.empty() && (done || (draining_ && stream_count_ == 0))) linger();
 }
 
 void Http2Connection::on_write_ready() { flush(); }
+
+// After the last frame (GOAWAY): stop sending, but keep reading and discarding for
+// linger_timeout. Closing with unread input makes the kernel answer with RST, which can
+// destroy the GOAWAY before the client reads it; so the client's own close, or the timeout,
+// ends the connection.
+void Http2Connection::linger() {
+    if (closed_ || lingering_) return;
+    lingering_ = true;
+    if (!tls_ || tls_->close_notify()) ::shutdown(io_.fd, SHUT_WR);
+    const std::uint64_t now = loop_.now_ms();
+    const auto wait = static_cast<std::uint64_t>(worker_.options().linger_timeout.count());
+    deadline_ms_ = now + wait;
+    loop_.wheel().schedule(timer_, now, wait);
+    if (!io_.reading)
+        loop_.defer([this] {
+            if (!closed_ && !io_.reading) loop_.io().read_into(io_);
+        });
+}
 
 // Ends the connection with GOAWAY (a flood or abuse): what is queued is still sent.
 void Http2Connection::calm_down(std::uint32_t error) {
@@ -970,6 +1000,13 @@ void Http2Connection::on_timeout() {
     if (closed_) return;
     const ServerOptions& o = worker_.options();
     const std::uint64_t now = loop_.now_ms();
+    if (lingering_) {
+        if (now >= deadline_ms_)
+            close();
+        else
+            loop_.wheel().schedule(timer_, now, deadline_ms_ - now);
+        return;
+    }
     bool busy = false;
     for (H2Stream* s = streams_; s; s = s->next) {
         if (!s->open) continue;
@@ -989,7 +1026,7 @@ void Http2Connection::on_timeout() {
     if (!busy && now >= deadline_ms_) {
         nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
         flush();
-        if (!closed_) close();
+        if (!closed_) linger();
         return;
     }
     flush();

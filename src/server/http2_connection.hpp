@@ -16,7 +16,7 @@
 //
 // Defences: nghttp2 checks framing, pseudo-headers, connection-specific fields and windows
 // (PROTOCOL_ERROR / FLOW_CONTROL_ERROR), refuses streams over the concurrency limit
-// (REFUSED_STREAM), bounds CONTINUATION frames, queued ACKs (SETTINGS/PING floods from a
+// (REFUSED_STREAM before the client acknowledged it, GOAWAY PROTOCOL_ERROR after), bounds CONTINUATION frames, queued ACKs (SETTINGS/PING floods from a
 // client that does not read) and the reset rate (rapid reset). On top: the header list size
 // (431), the body size (413), a budget of control frames between requests, a reset stream is
 // never dispatched, and a response that cannot move for send_timeout is reset.
@@ -102,6 +102,7 @@ class Http2Connection final : public Connection {
     void reject_stream(H2Stream& s, Status st);
     void flush();
     void close();
+    void linger();
     void calm_down(std::uint32_t error);
     void free_stream(H2Stream* s) noexcept;
     void adopt_upgrade(std::unique_ptr<Request> req);
@@ -130,7 +131,8 @@ class Http2Connection final : public Connection {
     bool closed_ = false;
     bool draining_ = false;
     bool in_feed_ = false;
-    bool paused_ = false;  // reading stopped: output above the high-water mark
+    bool paused_ = false;     // reading stopped: output above the high-water mark
+    bool lingering_ = false;  // GOAWAY sent: discarding input until the client closes
 };
 
 }  // namespace vela::detail

@@ -39,8 +39,9 @@ struct Http2Options {
     bool h2c_prior_knowledge = true;
     /// Accept h2c through "Upgrade: h2c" from HTTP/1.1 on a plain port.
     bool h2c_upgrade = true;
-    /// SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open; more are refused
-    /// with RST_STREAM REFUSED_STREAM.
+    /// SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open. Streams over it sent
+    /// before the client acknowledged our SETTINGS are refused (RST_STREAM REFUSED_STREAM);
+    /// exceeding it afterwards ends the connection (GOAWAY PROTOCOL_ERROR, RFC 9113 5.4.1).
     std::uint32_t max_concurrent_streams = 128;
     /// SETTINGS_INITIAL_WINDOW_SIZE: how much of each request body the client may send ahead.
     std::uint32_t stream_window = 1 << 20;
