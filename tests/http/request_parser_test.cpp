@@ -522,6 +522,47 @@ TEST(RequestParser, ResetAfterErrorParsesTheNextRequest) {
     EXPECT_EQ(bad.req.path(), "/ok");
 }
 
+// A TLS ClientHello sent to a plain port (and any other byte that cannot start a method) is
+// answered as soon as it arrives, not when a line end or the header timeout comes.
+TEST(RequestParser, ClientHelloIsRejectedAtTheFirstByte) {
+    Parsed hello(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11));
+    ASSERT_EQ(hello.parse(1), ParseResult::error);
+    EXPECT_EQ(hello.parser.error(), Status::BadRequest);
+    Parsed crlf("\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n");  // empty lines first stay legal
+    EXPECT_EQ(crlf.parse(1), ParseResult::incomplete);
+    EXPECT_EQ(crlf.parse(), ParseResult::complete);
+    Parsed late("\r\n\x16\x03");
+    EXPECT_EQ(late.parse(), ParseResult::error);
+}
+
+// The HTTP/2 driver checks :path with the request line's target rules.
+TEST(RequestParser, TargetOnlyUsesTheRequestLineRules) {
+    RequestParser p(&kDefault);
+    Request req;
+    req.set_method(Method::GET, "GET");
+    ASSERT_EQ(p.parse_target_only("/a%20b?x=1", req), ParseResult::complete);
+    EXPECT_EQ(req.path(), "/a b");
+    EXPECT_EQ(req.query_string(), "x=1");
+    p.reset();
+    EXPECT_EQ(p.parse_target_only("/a/../b", req), ParseResult::error);
+    p.reset();
+    EXPECT_EQ(p.parse_target_only("http://x/", req), ParseResult::error);
+    p.reset();
+    EXPECT_EQ(p.parse_target_only(std::string_view("/a\0b", 4), req), ParseResult::error);
+    p.reset();
+    EXPECT_EQ(p.parse_target_only("", req), ParseResult::error);
+}
+
+// Upgrade is flagged for the h2c check; its absence costs nothing.
+TEST(RequestParser, UpgradeFieldIsFlagged) {
+    Parsed up("GET / HTTP/1.1\r\nHost: h\r\nUpgrade: h2c\r\n\r\n");
+    ASSERT_EQ(up.parse(), ParseResult::complete);
+    EXPECT_TRUE(up.parser.upgrade());
+    Parsed plain("GET / HTTP/1.1\r\nHost: h\r\nReferer: x\r\n\r\n");
+    ASSERT_EQ(plain.parse(), ParseResult::complete);
+    EXPECT_FALSE(plain.parser.upgrade());
+}
+
 TEST(RequestParser, StartedOnceAnyByteIsSeen) {
     Parsed p("GET / HTTP/1.1\r\nHost: h\r\n\r\n");
     EXPECT_FALSE(p.parser.started());
