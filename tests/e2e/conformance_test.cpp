@@ -289,15 +289,24 @@ std::vector<Case> syntax_cases() {
         // (it would have no status line), so vela answers 400 once the line is complete.
         {"http_0_9_request", "GET /\r\n", 400},
         // The HTTP/2 connection preface (RFC 9113 3.4) parses as a request line with version
-        // HTTP/2.0 and is answered 505 (RFC 9110 15.6.6: major version not supported); prior
-        // knowledge h2c is not served on the HTTP/1 port. The "SM" part is never read.
-        {"h2_preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"s, 505},
-        // An h2c upgrade request (RFC 7540 3.2) is served as plain HTTP/1.1: the upgrade is
-        // optional for the server (RFC 9110 7.8), and vela does not take it.
+        // HTTP/2.0 and is answered 505 (RFC 9110 15.6.6: major version not supported) when h2c
+        // is switched off (the small server). The "SM" part is never read. With h2c on (the
+        // default) the preface switches to HTTP/2: see H2cSwitchesByDefault below.
+        {"h2_preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"s, 505, Conn::close, nullptr, Send::whole,
+         Server::small},
+        // With h2c upgrades switched off, an upgrade request (RFC 7540 3.2) is served as plain
+        // HTTP/1.1: the upgrade is optional for the server (RFC 9110 7.8).
         {"h2c_upgrade_ignored",
          get("/users/1", kHost + "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
                                  "HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n"),
-         200, Conn::keep, "1"},
+         200, Conn::keep, "1", Send::whole, Server::small},
+        // An Upgrade to anything else (or an h2c upgrade without HTTP2-Settings) is an
+        // ordinary request on the default server too.
+        {"upgrade_other_ignored",
+         get("/users/1", kHost + "Connection: Upgrade\r\nUpgrade: foo/1\r\n"), 200, Conn::keep,
+         "1"},
+        {"h2c_upgrade_without_settings",
+         get("/users/1", kHost + "Connection: Upgrade\r\nUpgrade: h2c\r\n"), 200, Conn::keep, "1"},
         // --- Field names (RFC 9110 5.1: token) ---
         {"name_with_space", "GET / HTTP/1.1\r\n" + kHost + "Foo Bar: x\r\n\r\n", 400},
         {"name_with_paren", "GET / HTTP/1.1\r\n" + kHost + "Foo(: x\r\n\r\n", 400},
@@ -507,6 +516,8 @@ class ConformanceTest : public ::testing::Test {
             add_routes(*a, seen);
         }
         small_limits(small.options().limits);
+        small.options().http2.h2c_prior_knowledge = false;
+        small.options().http2.h2c_upgrade = false;
         start_app(app);
         start_app(small);
     }
@@ -580,6 +591,30 @@ TEST_F(ConformanceTest, Table) {
 // a quiet spell then got its header deadline from the time the loop fell asleep, already
 // past, and was closed on the next tick without an answer if its request had not arrived
 // with the connection (seen as a rare "no response: eof" in the table above).
+// With h2c on (the default), the preface where a request line was expected and an
+// "Upgrade: h2c" request both switch the connection to HTTP/2 (RFC 9113 3.3, RFC 7540 3.2).
+TEST_F(ConformanceTest, H2cSwitchesByDefault) {
+    {
+        Client c = Client::tcp(app.port());
+        ASSERT_TRUE(c.send("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"s + "\0\0\0\x04\0\0\0\0\0"s));
+        ASSERT_EQ(c.wait_end(2s), Client::End::data);
+        // The server's connection preface is a SETTINGS frame (type 4 at byte 3).
+        ASSERT_GE(c.pending().size(), 9u) << c.pending();
+        EXPECT_EQ(c.pending()[3], '\x04');
+        EXPECT_EQ(c.pending().substr(0, 4).find("HTTP"), std::string::npos);
+    }
+    {
+        Client c = Client::tcp(app.port());
+        ASSERT_TRUE(c.send(get("/users/1", kHost + "Connection: Upgrade, HTTP2-Settings\r\n"
+                                                   "Upgrade: h2c\r\nHTTP2-Settings: \r\n")));
+        auto r = c.read_response();
+        ASSERT_TRUE(r) << c.error();
+        EXPECT_EQ(r->status, 101);
+        EXPECT_TRUE(iequal(r->header("Upgrade"), "h2c"));
+    }
+    expect_server_sound(app);
+}
+
 TEST(ConformanceIdleTest, FirstConnectionAfterAQuietSpellIsServed) {
     App app;
     quick_options(app.options());
