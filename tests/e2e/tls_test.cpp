@@ -812,6 +812,12 @@ TEST(TlsReloadTest, HelloReloadsCertificatesOnSighup) {
     EXPECT_TRUE(contains(out, "Server public key is 2048 bit")) << out;
     EXPECT_TRUE(contains(out, "Verify return code: 0 (ok)")) << out;
 
+    // A broken file: SIGHUP logs the error, and the RSA certificate keeps serving.
+    write_file(cert, "-----BEGIN CERTIFICATE-----\nnot base64 at all\n");
+    ASSERT_EQ(::kill(hello.pid(), SIGHUP), 0);
+    EXPECT_TRUE(hello.wait_for("previous certificates stay in use", 1, Ms{3000})) << hello.out();
+    EXPECT_TRUE(contains(s_client(tls_port, {}), "Server public key is 2048 bit"));
+
     ::kill(hello.pid(), SIGTERM);
     EXPECT_EQ(hello.finish(Ms{5000}), 0) << hello.out();
     EXPECT_FALSE(contains(hello.out(), "terminate called")) << hello.out();
@@ -875,6 +881,21 @@ TEST(TlsStartErrorTest, HelloWithAMissingCertificateExitsOneWithOneLine) {
     EXPECT_TRUE(contains(hello.out(), missing)) << hello.out();
     EXPECT_EQ(count_of(hello.out(), "\n"), 1u) << hello.out();
     EXPECT_FALSE(contains(hello.out(), "terminate called")) << hello.out();
+}
+#endif
+
+#ifdef VELA_HELLO_BINARY
+TEST(TlsStartErrorTest, HelloWithAnExpiredCertificateServesAndWarns) {
+    const std::uint16_t tls_port = free_port();
+    Child hello({VELA_HELLO_BINARY, "--threads", "1", "--port", port_str(free_port()), "--tls-port",
+                 port_str(tls_port), "--tls-cert", certs().expired_cert, "--tls-key",
+                 certs().expired_key});
+    EXPECT_TRUE(hello.wait_for("listening on 0.0.0.0:" + port_str(tls_port))) << hello.out();
+    EXPECT_TRUE(contains(hello.out(), "warn")) << hello.out();
+    EXPECT_TRUE(contains(hello.out(), certs().expired_cert + " expired")) << hello.out();
+    EXPECT_TRUE(contains(s_client(tls_port, {}), "certificate has expired"));
+    ::kill(hello.pid(), SIGTERM);
+    EXPECT_EQ(hello.finish(Ms{5000}), 0) << hello.out();
 }
 #endif
 
