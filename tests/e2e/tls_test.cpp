@@ -257,125 +257,10 @@ std::string https(std::uint16_t port, std::string_view path) {
 
 std::string resolve(std::uint16_t port) { return "localhost:" + port_str(port) + ":127.0.0.1"; }
 
-// The Python side of the close_notify, half-record and pipelining checks. Modes:
-//   close   one request with Connection: close, then read to the end
-//   idle    one keep-alive request, print READY, then read until the server ends it
-//   half    finish the handshake, send half a TLS record on the raw socket, vanish
-//   partial send half a request head and read whatever the server answers until it ends
-// It prints CLEAN when the stream ended with close_notify (recv returned b''), UNCLEAN when
-// it ended without one (SSLEOFError: suppress_ragged_eofs is off), and the status line.
-constexpr const char* kPython = R"PY(
-import os, socket, ssl, sys
-mode, port, ca = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-ctx = ssl.create_default_context(cafile=ca)
-ctx.options &= ~getattr(ssl, 'OP_IGNORE_UNEXPECTED_EOF', 0)  # a missing close_notify must show
-s = ctx.wrap_socket(socket.create_connection(('127.0.0.1', port), timeout=8),
-                    server_hostname='localhost', suppress_ragged_eofs=False)
-if mode == 'half':
-    raw = socket.socket(fileno=os.dup(s.fileno()))
-    raw.sendall(b'\x17\x03\x03\x01\x00' + b'\x42' * 40)
-    print('SENT', flush=True)
-    os._exit(0)
-conn = 'close' if mode == 'close' else 'keep-alive'
-if mode == 'partial':
-    s.sendall(b'GET / HTTP/1.1\r\nHost: local')
-else:
-    s.sendall(b'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: ' + conn.encode() + b'\r\n\r\n')
-data = b''
-try:
-    while True:
-        d = s.recv(65536)
-        if not d:
-            print('CLEAN', flush=True)
-            break
-        data += d
-        if mode == 'idle' and data.endswith(b'Hello, World!'):
-            print('READY', data.split(b'\r\n')[0].decode(), flush=True)
-except (ssl.SSLEOFError, ssl.SSLError) as e:  # UNEXPECTED_EOF_WHILE_READING is an SSLError
-    print('UNCLEAN', e, flush=True)
-except Exception as e:
-    print('ERROR', type(e).__name__, e, flush=True)
-print('STATUS', data.split(b'\r\n')[0].decode(), flush=True)
-)PY";
-
-// HTTP/2 over TLS with the client's first requests in the same TCP segment as its TLS
-// Finished (as curl often sends them), then a second request on the same connection. The
-// handshake runs over memory BIOs so the bytes can be held back and sent together.
-//   argv: together|apart port ca
-// Prints "STREAM 1 OK", then "STREAM 3 OK" or "STREAM 3 TIMEOUT".
-constexpr const char* kPythonH2 = R"PY(
-import socket, ssl, sys, time
-mode, port, ca = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-ctx = ssl.create_default_context(cafile=ca)
-ctx.minimum_version = ssl.TLSVersion.TLSv1_3
-ctx.set_alpn_protocols(['h2'])
-inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
-tls = ctx.wrap_bio(inc, out, server_hostname='localhost')
-sock = socket.create_connection(('127.0.0.1', port), timeout=5)
-sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-while True:
-    try:
-        tls.do_handshake()
-        break
-    except ssl.SSLWantReadError:
-        if out.pending:
-            sock.sendall(out.read())
-        d = sock.recv(65536)
-        if not d:
-            sys.exit('eof during handshake')
-        inc.write(d)
-assert tls.selected_alpn_protocol() == 'h2', tls.selected_alpn_protocol()
-def frame(t, flags, sid, payload):
-    return len(payload).to_bytes(3, 'big') + bytes([t, flags]) + sid.to_bytes(4, 'big') + payload
-# :method GET, :scheme https, :path / (static table), :authority localhost (literal)
-block = b'\x82\x87\x84\x41\x09localhost'
-def request(sid):
-    return frame(1, 0x05, sid, block)  # HEADERS, END_STREAM | END_HEADERS
-finished = out.read()  # the client's Finished, held back
-if mode == 'apart':
-    sock.sendall(finished)
-    time.sleep(0.2)
-    finished = b''
-tls.write(b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' + frame(4, 0, 0, b'') + request(1))
-sock.sendall(finished + out.read())
-buf = b''
-def wait_stream(sid, within):
-    global buf
-    deadline = time.time() + within
-    while time.time() < deadline:
-        while len(buf) >= 9:
-            n = int.from_bytes(buf[:3], 'big')
-            if len(buf) < 9 + n:
-                break
-            t, flags, fsid = buf[3], buf[4], int.from_bytes(buf[5:9], 'big') & 0x7fffffff
-            buf = buf[9 + n:]
-            if t == 4 and not flags & 1:
-                tls.write(frame(4, 1, 0, b''))  # SETTINGS ACK
-                sock.sendall(out.read())
-            if t in (0, 1) and flags & 1 and fsid == sid:
-                return True
-        sock.settimeout(max(0.01, deadline - time.time()))
-        try:
-            d = sock.recv(65536)
-        except socket.timeout:
-            return False
-        if not d:
-            return False
-        inc.write(d)
-        try:
-            while True:
-                buf += tls.read(65536)
-        except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
-            pass
-    return False
-print('STREAM 1', 'OK' if wait_stream(1, 3) else 'TIMEOUT', flush=True)
-tls.write(request(3))
-sock.sendall(out.read())
-print('STREAM 3', 'OK' if wait_stream(3, 2) else 'TIMEOUT', flush=True)
-)PY";
-
+// tests/e2e/tls/client.py (close_notify, half records, timeouts; its docstring has the modes).
 std::vector<std::string> python_args(std::string mode, std::uint16_t port) {
-    return {"/usr/bin/python3", "-c", kPython, std::move(mode), port_str(port), certs().ca};
+    return {"/usr/bin/python3", VELA_SOURCE_DIR "/tests/e2e/tls/client.py", std::move(mode),
+            port_str(port), certs().ca};
 }
 
 // A pattern that shows a dropped, repeated or reordered block (not one repeated byte).
@@ -590,7 +475,8 @@ TEST(TlsServingTest, PipelinedLargeResponsesOverTlsStayInOrder) {
 TEST(TlsServingTest, Http2OverTlsReadsOnWhenRequestsCameWithTheFinished) {
     TlsApp s(ec_options());
     for (const char* mode : {"apart", "together"}) {
-        Ran r = run({"/usr/bin/python3", "-c", kPythonH2, mode, port_str(s.tls()), certs().ca});
+        Ran r = run({"/usr/bin/python3", VELA_SOURCE_DIR "/tests/e2e/tls/h2_with_finished.py", mode,
+                     port_str(s.tls()), certs().ca});
         EXPECT_TRUE(contains(r.out, "STREAM 1 OK")) << mode << ": " << r.out;
         EXPECT_TRUE(contains(r.out, "STREAM 3 OK")) << mode << ": " << r.out;
     }
