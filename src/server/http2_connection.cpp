@@ -429,8 +429,10 @@ void Http2Connection::start() {
     if (closed_) return;
     flush();
     if (closed_) return;
-    if (tls_ && !tls_->deliver()) return;
-    if (!closed_ && !paused_) loop_.io().read_into(io_);
+    // Plaintext that came with the TLS Finished. Its result is no reason to stop: on_read()
+    // answers "keep reading" only once reading is armed, which it is not yet.
+    if (tls_) tls_->deliver();
+    if (!closed_ && !paused_ && !io_.reading) loop_.io().read_into(io_);
 }
 
 // The upgraded HTTP/1.1 request is answered on stream 1: its fields and body move into the
@@ -484,13 +486,21 @@ void Http2Connection::drain() {
 }
 
 void Http2Connection::force_close() {
-    if (closed_) return;
-    for (H2Stream* s = streams_; s; s = s->next) {
+    // The shutdown deadline passed with handlers suspended: abandon them, as HTTP/1.1 does
+    // (destroying the driving coroutine destroys every frame it awaits).
+    for (H2Stream* s = streams_; s;) {
+        H2Stream* nx = s->next;
         if (s->busy && s->work) {
             std::coroutine_handle<> w = std::exchange(s->work, {});
             s->busy = false;
             w.destroy();
+            if (closed_) free_stream(s);
         }
+        s = nx;
+    }
+    if (closed_) {
+        release_if_done();
+        return;
     }
     close();
 }
@@ -749,6 +759,7 @@ void Http2Connection::stream_completed(H2Stream& s, Response&& r) {
     s.work = {};
     if (closed_ || !s.open) {  // reset by the client, or the connection went away
         free_stream(&s);
+        release_if_done();
         return;
     }
     respond(s, r);
@@ -957,14 +968,23 @@ void Http2Connection::close() {
     if (in_.capacity()) loop_.buffers().release(in_);
     if (out_.capacity()) loop_.buffers().release(out_);
     // Streams with a handler still running stay until it completes (stream_completed frees
-    // them); the rest go now.
+    // them) and keep this object in the worker's list meanwhile, so a shutdown waits for
+    // them or abandons them at its deadline; the rest go now.
     for (H2Stream* s = streams_; s;) {
         H2Stream* nx = s->next;
         s->open = false;
         if (!s->busy) free_stream(s);
         s = nx;
     }
-    worker_.connection_closed(this);
+    release_if_done();
+}
+
+// A closed connection leaves the worker once no handler holds one of its streams.
+void Http2Connection::release_if_done() noexcept {
+    if (closed_ && !streams_ && !released_) {
+        released_ = true;
+        worker_.connection_closed(this);
+    }
 }
 
 void Http2Connection::free_stream(H2Stream* s) noexcept {

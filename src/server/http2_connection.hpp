@@ -16,10 +16,11 @@
 //
 // Defences: nghttp2 checks framing, pseudo-headers, connection-specific fields and windows
 // (PROTOCOL_ERROR / FLOW_CONTROL_ERROR), refuses streams over the concurrency limit
-// (REFUSED_STREAM before the client acknowledged it, GOAWAY PROTOCOL_ERROR after), bounds CONTINUATION frames, queued ACKs (SETTINGS/PING floods from a
-// client that does not read) and the reset rate (rapid reset). On top: the header list size
-// (431), the body size (413), a budget of control frames between requests, a reset stream is
-// never dispatched, and a response that cannot move for send_timeout is reset.
+// (REFUSED_STREAM before the client acknowledged it, GOAWAY PROTOCOL_ERROR after), bounds
+// CONTINUATION frames, queued ACKs (SETTINGS/PING floods from a client that does not read) and the
+// reset rate (rapid reset). On top: the header list size (431), the body size (413), a budget of
+// control frames between requests, a reset stream is never dispatched, and a response that cannot
+// move for send_timeout is reset.
 
 #include <cstdint>
 #include <memory>
@@ -102,6 +103,7 @@ class Http2Connection final : public Connection {
     void reject_stream(H2Stream& s, Status st);
     void flush();
     void close();
+    void release_if_done() noexcept;
     void linger();
     void calm_down(std::uint32_t error);
     void free_stream(H2Stream* s) noexcept;
@@ -129,6 +131,7 @@ class Http2Connection final : public Connection {
     std::uint64_t deadline_ms_ = 0;
     std::size_t control_frames_ = 0;
     bool closed_ = false;
+    bool released_ = false;  // handed back to the worker (connection_closed)
     bool draining_ = false;
     bool in_feed_ = false;
     bool paused_ = false;     // reading stopped: output above the high-water mark
