@@ -50,7 +50,8 @@ void Http1Connection::start() {
 }
 
 bool Http1Connection::idle() const noexcept {
-    return !busy_ && in_.empty() && out_.empty() && !body_in_flight();
+    return !busy_ && in_.empty() && out_.empty() && !body_in_flight() &&
+           !(tls_ && tls_->output_pending());  // a response's last records still leaving
 }
 
 void Http1Connection::drain() {
