@@ -48,6 +48,7 @@ using http2_e2e::Item;
 // RFC 9113 7: error codes.
 constexpr int kNoError = 0;
 constexpr int kProtocolError = 1;
+constexpr int kInternalError = 2;
 constexpr int kFlowControlError = 3;
 constexpr int kRefusedStream = 7;
 constexpr int kCancel = 8;
@@ -252,6 +253,15 @@ class Http2E2e : public ::testing::Test {
             });
             return r;
         });
+        app.get("/stream-fails", [] {
+            Response r;
+            auto n = std::make_shared<int>(0);
+            r.set_body_source([n]() -> std::optional<std::string> {
+                if ((*n)++ < 2) return std::string(1000, 'x');
+                throw std::runtime_error("source failed");
+            });
+            return r;
+        });
         app.get("/big-direct", [] {
             return Response::with_body(Status::OK, pattern_string(kDirectBig), mime::octet_stream);
         });
@@ -392,6 +402,18 @@ TEST_F(Http2E2e, ThrowingHandlerGives500) {
         EXPECT_EQ(r.status, 500) << mode;
         EXPECT_EQ(r.body.find("boom"), std::string::npos) << "debug_errors is off";
     }
+    expect_sound();
+}
+
+// Headers are gone when a streamed body fails: the stream ends with RST_STREAM
+// INTERNAL_ERROR (the client must not take the truncated body as complete) and the
+// connection goes on.
+TEST_F(Http2E2e, StreamedBodyThatFailsAfterHeadersIsResetInternalError) {
+    REQUIRE_PROBE();
+    start();
+    Probe p = probe(port, "request GET /stream-fails");
+    EXPECT_EQ(p.get("status"), "200") << p.out;
+    EXPECT_EQ(p.get("rst"), std::to_string(kInternalError)) << p.out;
     expect_sound();
 }
 
