@@ -145,6 +145,12 @@ bool Stream::decrypt() {
         if (SSL_read_ex(ssl_, out.write_ptr(), out.writable(), &got) == 1) {
             out.commit(got);
             total += got;
+            // Nothing buffered on either side: another SSL_read would only say WANT_READ,
+            // and that answer costs as much as a record (~1,000 instructions).
+            if (cin_.empty() && SSL_pending(ssl_) == 0) {
+                end = 1;
+                break;
+            }
             continue;
         }
         more = false;
