@@ -19,19 +19,6 @@ namespace {
 
 bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
 
-// Calls f(token) for each element of a comma-separated list (RFC 9110 5.6.1), skipping
-// empty elements.
-template <class F>
-void for_each_list_item(std::string_view v, F&& f) {
-    while (!v.empty()) {
-        std::size_t comma = v.find(',');
-        std::string_view item = ascii::trim_ows(v.substr(0, comma));
-        if (!item.empty()) f(item);
-        if (comma == std::string_view::npos) break;
-        v.remove_prefix(comma + 1);
-    }
-}
-
 bool all_tchar(std::string_view s) noexcept {
     for (char c : s)
         if (!is_tchar(static_cast<unsigned char>(c))) return false;
@@ -372,7 +359,7 @@ ParseResult RequestParser::parse_fields(std::string_view fields, Request& req) {
                 break;
             case 10:
                 if (ascii::iequals(name, "connection")) {
-                    for_each_list_item(value, [&](std::string_view t) {
+                    ascii::for_each_list_item(value, [&](std::string_view t) {
                         if (ascii::iequals(t, "close")) conn_close = true;
                         if (ascii::iequals(t, "keep-alive")) conn_keep_alive = true;
                     });
@@ -396,7 +383,7 @@ ParseResult RequestParser::parse_fields(std::string_view fields, Request& req) {
             case 17:
                 if (ascii::iequals(name, "transfer-encoding")) {
                     has_te = true;
-                    for_each_list_item(value, [&](std::string_view t) {
+                    ascii::for_each_list_item(value, [&](std::string_view t) {
                         if (ascii::iequals(t, "chunked")) {
                             if (te_chunked) te_bad = true;  // chunked applied twice
                             te_chunked = te_last_chunked = true;

@@ -460,25 +460,11 @@ bool Http1Connection::try_h2c_upgrade() {
     bool h2c = false, conn_upgrade = false, conn_settings = false;
     int settings_count = 0;
     std::string_view settings;
-    auto has_token = [](std::string_view list, std::string_view token) {
-        while (!list.empty()) {
-            const std::size_t comma = list.find(',');
-            std::string_view item = list.substr(0, comma);
-            while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
-                item.remove_prefix(1);
-            while (!item.empty() && (item.back() == ' ' || item.back() == '\t'))
-                item.remove_suffix(1);
-            if (ascii::iequals(item, token)) return true;
-            if (comma == std::string_view::npos) break;
-            list.remove_prefix(comma + 1);
-        }
-        return false;
-    };
     for (const Header& h : req_->headers()) {
-        if (ascii::iequals(h.name, "upgrade")) h2c = h2c || has_token(h.value, "h2c");
+        if (ascii::iequals(h.name, "upgrade")) h2c = h2c || ascii::list_has(h.value, "h2c");
         if (ascii::iequals(h.name, "connection")) {
-            conn_upgrade = conn_upgrade || has_token(h.value, "upgrade");
-            conn_settings = conn_settings || has_token(h.value, "http2-settings");
+            conn_upgrade = conn_upgrade || ascii::list_has(h.value, "upgrade");
+            conn_settings = conn_settings || ascii::list_has(h.value, "http2-settings");
         }
         if (ascii::iequals(h.name, "http2-settings")) {
             ++settings_count;

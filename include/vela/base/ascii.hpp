@@ -24,4 +24,24 @@ constexpr std::string_view trim_ows(std::string_view s) noexcept {
     return s;
 }
 
+/// Calls f(item) for each non-empty element of a comma-separated list (RFC 9110 5.6.1),
+/// without surrounding whitespace.
+template <class F>
+constexpr void for_each_list_item(std::string_view v, F&& f) {
+    while (!v.empty()) {
+        const std::size_t comma = v.find(',');
+        const std::string_view item = trim_ows(v.substr(0, comma));
+        if (!item.empty()) f(item);
+        if (comma == std::string_view::npos) break;
+        v.remove_prefix(comma + 1);
+    }
+}
+
+/// True when the comma-separated `list` has an element equal to `token` (case-insensitive).
+constexpr bool list_has(std::string_view list, std::string_view token) noexcept {
+    bool found = false;
+    for_each_list_item(list, [&](std::string_view item) { found = found || iequals(item, token); });
+    return found;
+}
+
 }  // namespace vela::ascii
