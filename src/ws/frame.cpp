@@ -1,0 +1,1 @@
+#include "vela/ws/frame.hpp"
