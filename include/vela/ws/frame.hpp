@@ -70,8 +70,10 @@ class MessageInflater {
     /// Destroys the inflater.
     virtual ~MessageInflater() = default;
     /// Appends the inflation of `in` to `out`; `last` marks the message's final piece. Returns
-    /// 0, close_code::message_too_big when `out` would pass `limit` bytes (checked while
-    /// inflating, not after), or close_code::invalid_payload for data that does not inflate.
+    /// 0, close_code::message_too_big when this call would append more than `limit` bytes
+    /// (checked while inflating, not after), or close_code::invalid_payload for data that does
+    /// not inflate. FrameReader always passes an empty `out`, so both readings of the limit
+    /// (bytes appended, size of `out`) agree.
     virtual std::uint16_t inflate(std::string_view in, bool last, std::string& out,
                                   std::size_t limit) = 0;
 };
@@ -126,19 +128,29 @@ class FrameReader {
     void shrink() noexcept;
 
   private:
+    std::size_t parse_header(const char* p, std::size_t avail) noexcept;
+    Event control_event(std::string_view payload) noexcept;
+    bool take_piece(char* p, std::size_t n);
+    bool inflate_piece(std::string_view in, bool last);
+    Event finish_message() noexcept;
+    std::size_t reject(std::uint16_t code, const char* what) noexcept;
+    Event failure() const noexcept;
+
     const ReaderOptions& opt_;
     MessageInflater* inflater_ = nullptr;
     std::string message_;           // fragments joined (inflated when compressed)
-    std::string scratch_;           // compressed bytes of a message split across reads
+    std::string scratch_;           // one inflated piece before it joins message_
     Utf8Validator utf8_;            // text messages, checked as pieces arrive
     std::uint64_t frame_left_ = 0;  // payload bytes of the current frame still to come
     std::uint8_t mask_[4] = {};
     std::uint8_t mask_pos_ = 0;
     Opcode message_op_ = Opcode::text;
     Opcode frame_op_ = Opcode::text;
-    bool in_message_ = false;  // a fragmented message is open
+    bool in_message_ = false;  // a message is being assembled in message_
     bool in_frame_ = false;    // inside a frame's payload (it arrived in pieces)
     bool frame_fin_ = false;
+    bool frame_masked_ = false;
+    bool frame_rsv1_ = false;
     bool compressed_ = false;  // the open message is deflated
     bool failed_ = false;
     bool closed_ = false;
