@@ -131,4 +131,25 @@ std::optional<std::string_view> Request::attribute(std::string_view key) const n
     return std::nullopt;
 }
 
+void Request::rebase(const char* from, std::size_t len, const char* to) noexcept {
+    const auto move = [&](std::string_view& v) {
+        if (!v.empty() && v.data() >= from && v.data() < from + len)
+            v = std::string_view(to + (v.data() - from), v.size());
+    };
+    move(method_name_);
+    move(target_);
+    move(path_);
+    move(query_);
+    move(host_);
+    move(body_);
+    for (Header& h : headers_) {
+        move(h.name);
+        move(h.value);
+    }
+    for (std::uint8_t i = 0; i < param_count_; ++i) {
+        move(params_[i].name);
+        move(params_[i].value);
+    }
+}
+
 }  // namespace vela

@@ -24,6 +24,8 @@ Response::Response(Response&& o) noexcept
       content_type_(o.content_type_) {
     if (!o.spilled_.empty()) spilled_ = std::move(o.spilled_);
     if (o.source_) source_ = std::move(o.source_);
+    if (o.upgrade_) [[unlikely]]
+        upgrade_ = std::move(o.upgrade_);
     if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
 }
 
@@ -37,6 +39,8 @@ Response& Response::operator=(Response&& o) noexcept {
         content_type_ = o.content_type_;
         if (!o.spilled_.empty() || !spilled_.empty()) spilled_ = std::move(o.spilled_);
         if (o.source_ || source_) source_ = std::move(o.source_);
+        if (o.upgrade_ || upgrade_) [[unlikely]]
+            upgrade_ = std::move(o.upgrade_);
         if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
     }
     return *this;
@@ -51,6 +55,7 @@ void Response::copy_from(const Response& o) {
     content_type_ = o.content_type_;
     spilled_ = o.spilled_;
     source_ = o.source_;
+    upgrade_ = o.upgrade_;
     if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
 }
 

@@ -10,6 +10,7 @@
 #include "vela/base/ascii.hpp"
 #include "vela/base/log.hpp"
 #include "vela/http/response_writer.hpp"
+#include "ws_connection.hpp"
 
 namespace vela::detail {
 
@@ -252,6 +253,12 @@ void Http1Connection::complete(Response&& r) {
 }
 
 void Http1Connection::finish(Response& r) {
+    if (r.status() == Status::SwitchingProtocols) [[unlikely]] {
+        if (std::shared_ptr<Upgrade> u = r.take_upgrade()) {
+            hand_over_to_websocket(std::move(u), r);
+            return;
+        }
+    }
     const bool http10 = req_->version() == 10;
     const bool head = req_->method() == Method::HEAD;
     const bool streamed = r.streaming();
@@ -492,6 +499,31 @@ void Http1Connection::hand_over_to_http2(std::unique_ptr<Request> upgraded, std:
     if (req_) worker_.release_request(std::move(req_));
     worker_.replace_connection(this, h2);
     h2->start();
+}
+
+// A 101 from ws_accept(): the head goes out, then the socket, the TLS transform, the bytes
+// behind the request and the request itself go to a WebSocket driver in this one's place.
+void Http1Connection::hand_over_to_websocket(std::shared_ptr<Upgrade> u, const Response& r) {
+    auto up = std::dynamic_pointer_cast<WsUpgrade>(std::move(u));
+    if (!up) {
+        log::error("a 101 response for {} carries an upgrade this server cannot run", req_->path());
+        close();
+        return;
+    }
+    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    out_.append("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n");
+    out_.append(r.header_block());
+    out_.append("\r\n");
+    const std::string_view head(in_.data(), parser_.consumed());
+    in_.consume(parser_.consumed());  // the bytes stay where they are until the copy
+    parser_.reset();
+    closed_ = true;
+    loop_.wheel().cancel(timer_);
+    loop_.io().remove(io_);
+    auto* ws = new WsConnection(worker_, io_.fd, std::move(tls_), std::move(in_), std::move(out_),
+                                std::move(req_), head, std::move(up));
+    worker_.replace_connection(this, ws);
+    ws->start();
 }
 
 void Http1Connection::release_buffers() noexcept {

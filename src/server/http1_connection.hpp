@@ -74,6 +74,7 @@ class Http1Connection final : public Connection, public ResponseSink {
     bool h2c_preface() const noexcept;
     bool try_h2c_upgrade();
     void hand_over_to_http2(std::unique_ptr<Request> upgraded, std::string settings);
+    void hand_over_to_websocket(std::shared_ptr<Upgrade> u, const Response& r);
     int write_direct();
     void note_progress();
     void close();

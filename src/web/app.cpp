@@ -131,6 +131,18 @@ void App::check_not_started(const char* what) const {
     if (frozen_) throw std::logic_error(std::string(what) + " must be added before the app starts");
 }
 
+App& App::ws(std::string_view p, WsHandler handler, WsOptions options) {
+    auto ep =
+        std::make_shared<const WsEndpoint>(WsEndpoint{std::move(handler), std::move(options)});
+    return get(p, [ep](const Request& req) { return ws_accept(req, ep); });
+}
+
+Group& Group::ws(std::string_view p, WsHandler handler, WsOptions options) {
+    auto ep =
+        std::make_shared<const WsEndpoint>(WsEndpoint{std::move(handler), std::move(options)});
+    return get(p, [ep](const Request& req) { return ws_accept(req, ep); });
+}
+
 void App::add_route(Method m, std::string_view pattern, HandlerFn h, detail::GroupData* g) {
     check_not_started("routes");
     auto id = static_cast<std::int32_t>(endpoints_.size());

@@ -73,6 +73,9 @@ class Request {
     bool keep_alive() const noexcept { return keep_alive_; }
 
     // --- Filled by protocol drivers and the router; handlers do not call these. ---
+    /// Points every view that lies in [from, from + len) at the same offset from `to`
+    /// instead (a driver that copies the request's bytes to keep them, e.g. WebSocket).
+    void rebase(const char* from, std::size_t len, const char* to) noexcept;
     /// Clears every field for the next request (the vectors keep their capacity).
     void reset() noexcept;
     /// Sets the method and its token as received.

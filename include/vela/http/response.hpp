@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,14 @@ inline constexpr std::string_view json = "application/json";
 inline constexpr std::string_view problem_json = "application/problem+json";
 inline constexpr std::string_view octet_stream = "application/octet-stream";
 }  // namespace mime
+
+/// What a 101 response switches its connection to (the server knows the kinds; App::ws
+/// makes the WebSocket one).
+class Upgrade {
+  public:
+    /// Destroys the upgrade.
+    virtual ~Upgrade() = default;
+};
 
 /// An HTTP response: status, header fields, and a body held in a string or streamed.
 class Response {
@@ -112,6 +121,14 @@ class Response {
     /// Takes the body source (the server does, when it starts streaming).
     BodySource take_body_source() noexcept { return std::move(source_); }
 
+    /// Makes this (101) response switch the connection to another protocol once sent.
+    Response& set_upgrade(std::shared_ptr<Upgrade> u) noexcept {
+        upgrade_ = std::move(u);
+        return *this;
+    }
+    /// Takes the protocol switch set by set_upgrade (the server does, for a 101).
+    std::shared_ptr<Upgrade> take_upgrade() noexcept { return std::move(upgrade_); }
+
     /// Asks the server to close the connection after sending this response.
     Response& close_connection() noexcept {
         close_ = true;
@@ -132,6 +149,7 @@ class Response {
     std::string_view content_type_;  // static text only; a custom value lives in the headers
     std::string spilled_;            // header bytes once they outgrow inline_
     BodySource source_;
+    std::shared_ptr<Upgrade> upgrade_;  // only on a 101 that switches protocols
     char inline_[kInlineHeaderBytes];
 };
 

@@ -35,6 +35,7 @@ enum class Status : std::uint16_t {
     UnsupportedMediaType = 415,
     ExpectationFailed = 417,
     UnprocessableContent = 422,
+    UpgradeRequired = 426,
     TooManyRequests = 429,
     RequestHeaderFieldsTooLarge = 431,
     InternalServerError = 500,

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "vela/server/server.hpp"
+#include "vela/server/websocket.hpp"
 #include "vela/tls/context.hpp"
 #include "vela/web/handler_traits.hpp"
 #include "vela/web/middleware.hpp"
@@ -126,6 +127,8 @@ class Group {
     Group& head(std::string_view p, F&& f) {
         return route(Method::HEAD, p, std::forward<F>(f));
     }
+    /// Registers a WebSocket endpoint at prefix + `p` (see App::ws).
+    Group& ws(std::string_view p, WsHandler handler, WsOptions options = {});
 
   private:
     friend class App;
@@ -196,6 +199,11 @@ class App {
     App& head(std::string_view p, F&& f) {
         return route(Method::HEAD, p, std::forward<F>(f));
     }
+
+    /// Registers a WebSocket endpoint at `p`: a GET route whose middleware runs first (and
+    /// may refuse with an ordinary response); a valid upgrade (RFC 6455) becomes a session
+    /// that runs `handler` (see websocket.hpp), anything else gets 400/403/426.
+    App& ws(std::string_view p, WsHandler handler, WsOptions options = {});
 
     /// Server settings (limits, timeouts, connection cap); change before run()/start().
     ServerOptions& options() noexcept { return options_; }

@@ -1,0 +1,136 @@
+// Real-time vela: WebSocket echo, chat rooms over a Hub, and a page that uses them.
+//   chat [--port N] [--threads N]
+//
+//   /              a small HTML page (echo and chat in the browser)
+//   /ws/echo       WebSocket: every message comes back as it was sent
+//   /ws/chat/{room} WebSocket: every message goes to everybody in the room
+//
+// Exit codes: 0 after a graceful shutdown (or --help), 1 when the server cannot start (the
+// reason is logged as one line), 2 for a bad command line (one line on stderr).
+
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <vela/vela.hpp>
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: chat [options]\n"
+    "  --port N      HTTP port, 0 to 65535 (default 8080; 0: any free port)\n"
+    "  --threads N   event loops, 0 to 1024 (default 0: one per core)\n"
+    "  -h, --help    print this text and exit\n";
+
+constexpr std::string_view kPage = R"(<!doctype html>
+<html><head><meta charset="utf-8"><title>vela chat</title>
+<style>body{font:15px system-ui;margin:2em;max-width:40em}#log{border:1px solid #ccc;
+height:20em;overflow:auto;padding:.5em;white-space:pre-wrap}</style></head>
+<body><h1>vela chat</h1>
+<p>Room <input id="room" value="lobby" size="10"> <button id="join">join</button></p>
+<div id="log"></div>
+<p><input id="msg" size="40" placeholder="say something"> <button id="send">send</button></p>
+<script>
+let ws;
+const log = t => { const l = document.getElementById('log'); l.textContent += t + '\n';
+                   l.scrollTop = l.scrollHeight; };
+document.getElementById('join').onclick = () => {
+  if (ws) ws.close();
+  const room = encodeURIComponent(document.getElementById('room').value);
+  ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host +
+                     '/ws/chat/' + room);
+  ws.onopen = () => log('* joined ' + decodeURIComponent(room));
+  ws.onmessage = e => log(e.data);
+  ws.onclose = e => log('* closed (' + e.code + ')');
+};
+document.getElementById('send').onclick = () => {
+  const m = document.getElementById('msg');
+  if (ws && ws.readyState === 1) { ws.send(m.value); m.value = ''; }
+};
+</script></body></html>
+)";
+
+struct Options {
+    std::uint16_t port = 8080;
+    unsigned threads = 0;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+    std::fprintf(stderr, "chat: %s (see --help)\n", message.c_str());
+    std::exit(2);
+}
+
+unsigned parse_number(std::string_view option, std::string_view value, unsigned max) {
+    unsigned v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || ec != std::errc{} || end != value.data() + value.size() || v > max)
+        usage_error("invalid value '" + std::string(value) + "' for " + std::string(option) +
+                    " (expected 0 to " + std::to_string(max) + ")");
+    return v;
+}
+
+Options parse_args(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg = argv[i];
+        if (arg == "-h" || arg == "--help") {
+            std::fputs(kUsage.data(), stdout);
+            std::exit(0);
+        }
+        std::optional<std::string_view> inline_value;
+        if (auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
+            inline_value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+        }
+        auto value = [&]() -> std::string_view {
+            if (inline_value) return *inline_value;
+            if (i + 1 >= argc) usage_error("missing value for " + std::string(arg));
+            return argv[++i];
+        };
+        if (arg == "--port")
+            o.port = static_cast<std::uint16_t>(parse_number(arg, value(), 65535));
+        else if (arg == "--threads")
+            o.threads = parse_number(arg, value(), 1024);
+        else
+            usage_error("unknown option " + std::string(arg));
+    }
+    return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options opt = parse_args(argc, argv);
+    vela::App app;
+    vela::Hub hub;  // outlives the server: run() returns before it is destroyed
+
+    app.get("/", [] { return vela::Response::html(std::string(kPage)); });
+
+    app.ws("/ws/echo", [](vela::WebSocket& ws, vela::Request&) -> vela::Task<void> {
+        for (;;) {
+            vela::WsMessage m = co_await ws.receive();
+            if (m.is_close()) co_return;
+            co_await ws.send(m.data, m.type);
+        }
+    });
+
+    app.ws("/ws/chat/{room}", [&hub](vela::WebSocket& ws, vela::Request& req) -> vela::Task<void> {
+        vela::Hub::Room& room = hub.room(req.param("room"));
+        room.join(ws);
+        room.broadcast("* somebody joined (" + std::to_string(room.count()) + " here)");
+        for (;;) {
+            vela::WsMessage m = co_await ws.receive();
+            if (m.is_close()) break;
+            room.broadcast(m.data, m.type);
+        }
+        room.leave(ws);
+        room.broadcast("* somebody left (" + std::to_string(room.count()) + " here)");
+    });
+
+    app.listen(opt.port);
+    return app.run(opt.threads);
+}

@@ -1,0 +1,741 @@
+#include "ws_connection.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "vela/base/log.hpp"
+
+namespace vela::detail {
+
+using ws::Opcode;
+namespace cc = ws::close_code;
+
+namespace {
+
+// A held message stops parsing; reading stops too once this much waits unparsed.
+constexpr std::size_t kMaxUnparsed = 256 * 1024;
+
+Opcode opcode_of(WsType t) noexcept { return t == WsType::binary ? Opcode::binary : Opcode::text; }
+
+// The compressor shared by this thread's sessions that agreed on the default window (the
+// server keeps no context, so one compressor serves all of them).
+ws::Deflater& shared_deflater(const ws::DeflateOptions& o) {
+    thread_local std::unique_ptr<ws::Deflater> d;
+    thread_local const ws::DeflateOptions* made_for = nullptr;
+    if (!d || made_for != &o) {
+        ws::DeflateParams p;
+        p.server_no_context_takeover = true;
+        p.server_max_window_bits = std::clamp(o.server_max_window_bits, 9, 15);
+        d = std::make_unique<ws::Deflater>(p, o);
+        made_for = &o;
+    }
+    return *d;
+}
+
+bool uses_shared_deflater(const ws::DeflateParams& p, const ws::DeflateOptions& o) noexcept {
+    return p.server_no_context_takeover &&
+           p.server_max_window_bits == std::clamp(o.server_max_window_bits, 9, 15);
+}
+
+}  // namespace
+
+WsConnection::WsConnection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls,
+                           Buffer unread, Buffer out, std::unique_ptr<Request> req,
+                           std::string_view head, std::shared_ptr<WsUpgrade> up)
+    : worker_(worker),
+      loop_(worker.loop()),
+      tls_(std::move(tls)),
+      in_(std::move(unread)),
+      out_(std::move(out)),
+      head_(head),
+      req_(std::move(req)),
+      up_(std::move(up)),
+      opt_(up_->endpoint->options),
+      reader_opt_{opt_.max_frame, opt_.max_message, true},
+      reader_(reader_opt_) {
+    req_->rebase(head.data(), head.size(), head_.data());
+    io_.fd = fd;
+    io_.sink = tls_ ? static_cast<IoSink*>(tls_.get()) : this;
+    io_.kind = IoHandle::stream;
+    timer_.fire = &WsConnection::timer_fired;
+    timer_.owner = this;
+    if (tls_) tls_->bind(io_, *this);
+    if (up_->deflate) {
+        inflater_ = std::make_unique<ws::Inflater>(*up_->deflate);
+        reader_.set_inflater(inflater_.get());
+        if (!uses_shared_deflater(*up_->deflate, opt_.deflate))
+            deflater_ = std::make_unique<ws::Deflater>(*up_->deflate, opt_.deflate);
+    }
+    shared_ = std::make_shared<WsShared>();
+    shared_->loop = loop_.ref();
+    shared_->max = opt_.send_queue_max;
+    shared_->policy = opt_.slow_client;
+    shared_->conn = this;
+}
+
+WsConnection::~WsConnection() {
+    if (!closed_) {
+        loop_.wheel().cancel(timer_);
+        loop_.io().remove(io_);
+        ::close(io_.fd);
+    }
+    if (in_.capacity()) loop_.buffers().release(in_);
+    if (out_.capacity()) loop_.buffers().release(out_);
+    if (req_) worker_.release_request(std::move(req_));
+}
+
+void WsConnection::start() {
+    loop_.io().add(io_);
+    last_rx_ms_ = loop_.now_ms();
+    arm_timer();
+    handler_running_ = true;
+    Task<void> task;
+    try {
+        task = up_->endpoint->handler(*this, *req_);
+    } catch (...) {
+        handler_done(std::current_exception());
+        task = {};
+    }
+    if (task) {
+        auto d = detail::run_detached(std::move(task),
+                                      [this](std::exception_ptr e) { handler_done(e); });
+        if (handler_running_) handler_ = d.handle;
+    }
+    if (!closed_) {
+        parse();  // frames the client sent right behind its handshake
+        flush();
+        if (!closed_ && !paused_ && !io_.reading) loop_.io().read_into(io_);
+    }
+}
+
+// ---- reading --------------------------------------------------------------------------------
+
+Buffer& WsConnection::read_buffer() {
+    if (in_.capacity() == 0) loop_.buffers().acquire(in_);
+    return in_;
+}
+
+bool WsConnection::on_read(ssize_t n) {
+    if (n <= 0) {
+        // The client went away (or reset): without its close frame the session ends 1006.
+        if (!ended_) deliver_close(cc::abnormal, {});
+        close_socket();
+        return false;
+    }
+    last_rx_ms_ = loop_.now_ms();
+    ping_sent_ms_ = 0;
+    if (discard_input_) {
+        in_.clear();  // after the close handshake or an error nothing more is parsed
+        return true;
+    }
+    parse();
+    flush();
+    if (!closed_ && has_next_ && in_.size() >= kMaxUnparsed && !paused_) {
+        paused_ = true;
+        loop_.io().stop_reading(io_);
+    }
+    return !closed_ && io_.reading;
+}
+
+// Turns buffered bytes into events until a message is held for receive() (then the rest
+// waits: the handler sets the pace) or the bytes run out.
+void WsConnection::parse() {
+    if (parsing_ || closed_) return;
+    parsing_ = true;
+    while (!has_next_ && !discard_input_ && !in_.empty()) {
+        std::size_t consumed = 0;
+        const ws::Event e = reader_.next(in_.data(), in_.size(), consumed);
+        if (e.kind == ws::Event::Kind::need_more) {
+            in_.consume(consumed);
+            break;
+        }
+        on_event(e);  // copies what it keeps before the bytes go
+        in_.consume(consumed);
+        if (e.kind == ws::Event::Kind::error) break;
+        if (has_next_ && reader_waiting_) {
+            std::coroutine_handle<> h = std::exchange(reader_waiting_, {});
+            h.resume();  // may send, close or receive again (receive's parse() is a no-op here)
+            if (closed_) break;
+        }
+    }
+    parsing_ = false;
+    if (in_.empty() && in_.capacity()) loop_.buffers().release(in_);
+    if (in_.empty()) reader_.shrink();
+}
+
+void WsConnection::on_event(const ws::Event& e) {
+    switch (e.kind) {
+        case ws::Event::Kind::message:
+            if (ended_) break;  // we closed: what the client sent meanwhile is dropped
+            next_.assign(e.payload);
+            next_type_ = e.opcode == Opcode::binary ? WsType::binary : WsType::text;
+            has_next_ = true;
+            break;
+        case ws::Event::Kind::ping:
+            if (!close_sent_) append_control(Opcode::pong, e.payload);
+            break;
+        case ws::Event::Kind::pong:
+            break;
+        case ws::Event::Kind::close: {
+            close_received_ = true;
+            const std::uint16_t code = e.code;
+            if (!ended_) deliver_close(code, e.payload);
+            if (!close_sent_) {
+                // Echo the client's code (RFC 6455 5.5.1), then the TCP close is ours.
+                append_control(Opcode::close,
+                               ws::close_payload(code == cc::no_status ? cc::normal : code, {}));
+                close_sent_ = true;
+            }
+            shut_after_flush_ = true;
+            discard_input_ = true;
+            break;
+        }
+        case ws::Event::Kind::error:
+            log::debug("WebSocket {}: closing with {}: {}", req_->path(), e.code, e.what);
+            fail(e.code, e.what);
+            break;
+        case ws::Event::Kind::need_more:
+            break;
+    }
+}
+
+// The session is over for receive(): a waiting receive() gets the close now.
+void WsConnection::deliver_close(std::uint16_t code, std::string_view reason) {
+    if (ended_) return;
+    ended_ = true;
+    close_code_ = code;
+    close_reason_.assign(reason);
+    shared_->open.store(false, std::memory_order_relaxed);
+    // Waiting coroutines learn it from the loop, not from inside whatever ended the session
+    // (a broadcast's fan-out, a send's policy, a timer).
+    if ((reader_waiting_ || waiters_) && !wake_queued_) {
+        wake_queued_ = true;
+        loop_.defer([this] {
+            wake_queued_ = false;
+            wake_senders();
+            if (reader_waiting_ && !has_next_) std::exchange(reader_waiting_, {}).resume();
+        });
+    }
+}
+
+// A protocol error: close frame with `code`, the session ends, the socket closes once the
+// frame is out (the client's answer is not awaited for long: close_timeout).
+void WsConnection::fail(std::uint16_t code, const char* what) {
+    if (!close_sent_) {
+        append_control(Opcode::close, ws::close_payload(code, what));
+        close_sent_ = true;
+        close_deadline_ms_ =
+            loop_.now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
+        arm_timer();
+    }
+    shut_after_flush_ = true;
+    discard_input_ = true;
+    has_next_ = false;
+    deliver_close(code, what);
+}
+
+WsMessage WsConnection::take_message() noexcept {
+    if (has_next_) {
+        current_.swap(next_);
+        has_next_ = false;
+        const WsMessage m{next_type_, current_, 0};
+        // The bytes behind it may hold the next message (parsing paused for this one).
+        if (!parsing_) {
+            parse();
+            schedule_flush();
+        }
+        if (paused_ && !closed_ && !has_next_) {
+            paused_ = false;
+            loop_.defer([this] {
+                if (!closed_ && !paused_ && !io_.reading) loop_.io().read_into(io_);
+            });
+        }
+        return m;
+    }
+    return WsMessage{WsType::close, close_reason_, close_code_};
+}
+
+// ---- writing --------------------------------------------------------------------------------
+
+void WsConnection::append_control(Opcode op, std::string_view payload) {
+    if (closed_) return;
+    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    char h[ws::kMaxHeader];
+    const std::size_t n = ws::write_header(h, op, payload.size());
+    out_.append(h, n);
+    out_.append(payload.data(), payload.size());
+    schedule_flush();
+}
+
+// Encodes one message into the output (compressed when agreed and worth it).
+void WsConnection::queue_message(std::string_view data, WsType type) {
+    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    char h[ws::kMaxHeader];
+    if (up_->deflate && data.size() >= opt_.deflate.min_size) {
+        scratch_.clear();
+        (deflater_ ? *deflater_ : shared_deflater(opt_.deflate)).compress(data, scratch_);
+        const std::size_t n = ws::write_header(h, opcode_of(type), scratch_.size(), true, true);
+        out_.append(h, n);
+        out_.append(scratch_.data(), scratch_.size());
+        if (scratch_.capacity() > 64 * 1024) std::string().swap(scratch_);
+    } else {
+        const std::size_t n = ws::write_header(h, opcode_of(type), data.size());
+        out_.append(h, n);
+        out_.append(data.data(), data.size());
+    }
+    shared_->out_bytes.store(out_.size(), std::memory_order_relaxed);
+    schedule_flush();
+}
+
+// A frame encoded once for many sessions (Hub). With the policy check, a full queue meets
+// the endpoint's policy (wait counts as drop: a broadcast cannot wait for one member).
+void WsConnection::queue_frame(std::string_view frame, bool policy_check) {
+    if (!is_open()) return;
+    if (policy_check && out_.size() + frame.size() > opt_.send_queue_max) {
+        if (opt_.slow_client == SlowClient::close)
+            start_close(cc::policy_violation, "client too slow");
+        return;
+    }
+    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    out_.append(frame.data(), frame.size());
+    shared_->out_bytes.store(out_.size(), std::memory_order_relaxed);
+    schedule_flush();
+}
+
+// 1 queued, 0 wait for space (SlowClient::wait), -1 refused (closing, dropped, closed).
+int WsConnection::try_send(std::string_view data, WsType type) {
+    if (!is_open() || type == WsType::close) return -1;
+    if (out_.size() + data.size() > opt_.send_queue_max && !out_.empty()) {
+        switch (opt_.slow_client) {
+            case SlowClient::wait:
+                return 0;
+            case SlowClient::drop:
+                return -1;
+            case SlowClient::close:
+                start_close(cc::policy_violation, "client too slow");
+                return -1;
+        }
+    }
+    queue_message(data, type);
+    return 1;
+}
+
+void WsConnection::wait_space(WebSocket::SendAwaiter* a) noexcept {
+    a->next = nullptr;
+    if (waiters_tail_)
+        waiters_tail_->next = a;
+    else
+        waiters_ = a;
+    waiters_tail_ = a;
+}
+
+// Senders waiting for space go on in order while there is room; all of them learn at once
+// when the session ends.
+void WsConnection::wake_senders() {
+    while (waiters_) {
+        WebSocket::SendAwaiter* a = waiters_;
+        const int r = is_open() ? try_send(a->data, a->type) : -1;
+        if (r == 0) break;
+        waiters_ = a->next;
+        if (!waiters_) waiters_tail_ = nullptr;
+        a->state = r;
+        a->waiter.resume();
+    }
+}
+
+void WsConnection::queue_ping(std::string_view payload) {
+    if (!is_open()) return;
+    append_control(Opcode::ping, payload.substr(0, 125));
+}
+
+void WsConnection::start_close(std::uint16_t code, std::string_view reason) {
+    if (close_sent_ || closed_) return;
+    if (!ws::close_code_valid(code) || code == cc::no_status) code = cc::normal;
+    append_control(Opcode::close, ws::close_payload(code, reason));
+    close_sent_ = true;
+    shared_->open.store(false, std::memory_order_relaxed);
+    close_deadline_ms_ = loop_.now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
+    arm_timer();
+    if (close_received_) shut_after_flush_ = true;
+    deliver_close(code, reason);
+}
+
+void WsConnection::schedule_flush() noexcept {
+    if (flush_queued_ || closed_) return;
+    flush_queued_ = true;
+    loop_.defer([this] {
+        flush_queued_ = false;
+        flush();
+    });
+}
+
+void WsConnection::flush() {
+    if (closed_) return;
+    while (!out_.empty()) {
+        iovec v{out_.data(), out_.size()};
+        const ssize_t n = send(&v, 1);
+        if (n < 0) {
+            if (!ended_) deliver_close(cc::abnormal, {});
+            close_socket();
+            return;
+        }
+        if (n == 0) break;
+        out_.consume(static_cast<std::size_t>(n));
+    }
+    shared_->out_bytes.store(out_.size(), std::memory_order_relaxed);
+    if (out_.empty() && out_.capacity()) loop_.buffers().release(out_);
+    if (waiters_ && out_.size() < opt_.send_queue_max / 2) wake_senders();
+    if (out_.empty() && shut_after_flush_) {
+        if (close_received_) {
+            close_socket();  // both close frames went: the TCP close is the server's
+            return;
+        }
+        // Our close (or an error) went out first: wait for the client's, at most close_timeout.
+        shut_after_flush_ = false;
+        if (!tls_ || tls_->close_notify()) ::shutdown(io_.fd, SHUT_WR);
+    }
+}
+
+void WsConnection::on_write_ready() { flush(); }
+
+// ---- lifetime -------------------------------------------------------------------------------
+
+void WsConnection::handler_done(std::exception_ptr e) {
+    handler_running_ = false;
+    handler_ = {};
+    if (e) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            log::error("WebSocket handler for {} threw: {}", req_->path(), x.what());
+        } catch (...) {
+            log::error("WebSocket handler for {} threw a non-standard exception", req_->path());
+        }
+        start_close(cc::internal_error, "");
+    } else {
+        start_close(cc::normal, "");
+    }
+    // A coroutine ending inside an I/O callback must not free this object under the caller.
+    loop_.defer([this] { release_if_done(); });
+}
+
+void WsConnection::close_socket() {
+    if (closed_) return;
+    closed_ = true;
+    if (!ended_) deliver_close(cc::abnormal, {});
+    shared_->open.store(false, std::memory_order_relaxed);
+    shared_->conn = nullptr;
+    for (Hub::Room* r : rooms_) r->remove(this, nullptr);
+    rooms_.clear();
+    wake_senders();
+    if (tls_) tls_->close_notify();
+    loop_.wheel().cancel(timer_);
+    loop_.io().remove(io_);
+    ::close(io_.fd);
+    if (in_.capacity()) loop_.buffers().release(in_);
+    if (out_.capacity()) loop_.buffers().release(out_);
+    release_if_done();
+}
+
+void WsConnection::release_if_done() noexcept {
+    if (closed_ && !handler_running_ && !released_) {
+        released_ = true;
+        worker_.connection_closed(this);
+    }
+}
+
+void WsConnection::drain() {
+    if (closed_) return;
+    start_close(cc::going_away, "server shutting down");
+    flush();
+}
+
+void WsConnection::force_close() {
+    reader_waiting_ = {};  // frames of the coroutine destroyed below
+    waiters_ = waiters_tail_ = nullptr;
+    if (handler_running_ && handler_) {
+        std::coroutine_handle<> h = std::exchange(handler_, {});
+        handler_running_ = false;
+        h.destroy();  // the route coroutine and everything it awaits
+    }
+    close_socket();
+    release_if_done();
+}
+
+void WsConnection::left(Hub::Room* r) noexcept {
+    auto it = std::find(rooms_.begin(), rooms_.end(), r);
+    if (it != rooms_.end()) rooms_.erase(it);
+}
+
+// Broadcasts are compressed once with the default window and no context.
+bool WsConnection::takes_deflated_broadcast() const noexcept {
+    return up_->deflate && up_->deflate->server_no_context_takeover &&
+           up_->deflate->server_max_window_bits == 15;
+}
+
+// The other threads' queue, drained in one go: every frame into the output, one write.
+void WsConnection::drain_shared() {
+    std::vector<std::pair<std::string, WsType>> batch;
+    {
+        std::lock_guard lock(shared_->mu);
+        batch.swap(shared_->queue);
+        shared_->queued_bytes = 0;
+        shared_->drain_posted = false;
+    }
+    for (auto& [data, type] : batch) {
+        if (!is_open()) break;
+        queue_message(data, type);
+    }
+}
+
+// ---- timers ---------------------------------------------------------------------------------
+
+void WsConnection::arm_timer() {
+    if (closed_) return;
+    const std::uint64_t now = loop_.now_ms();
+    std::uint64_t at = UINT64_MAX;
+    if (close_deadline_ms_) at = close_deadline_ms_;
+    if (!close_sent_) {
+        if (ping_sent_ms_ && opt_.pong_timeout.count() > 0)
+            at = std::min<std::uint64_t>(at, ping_sent_ms_ + opt_.pong_timeout.count());
+        else if (opt_.ping_interval.count() > 0)
+            at = std::min<std::uint64_t>(at, last_rx_ms_ + opt_.ping_interval.count());
+    }
+    if (at == UINT64_MAX) return;
+    loop_.wheel().cancel(timer_);
+    loop_.wheel().schedule(timer_, now, at > now ? at - now : 0);
+}
+
+void WsConnection::timer_fired(TimerWheel::Entry* e) {
+    static_cast<WsConnection*>(e->owner)->on_timer();
+}
+
+void WsConnection::on_timer() {
+    if (closed_) return;
+    const std::uint64_t now = loop_.now_ms();
+    if (close_deadline_ms_ && now >= close_deadline_ms_) {
+        close_socket();  // the client never answered our close
+        return;
+    }
+    if (!close_sent_ && !paused_) {
+        if (ping_sent_ms_ && opt_.pong_timeout.count() > 0 &&
+            now >= ping_sent_ms_ + static_cast<std::uint64_t>(opt_.pong_timeout.count())) {
+            log::debug("WebSocket {}: no pong in time", req_->path());
+            deliver_close(cc::abnormal, "no pong");
+            close_socket();
+            return;
+        }
+        if (!ping_sent_ms_ && opt_.ping_interval.count() > 0 &&
+            now >= last_rx_ms_ + static_cast<std::uint64_t>(opt_.ping_interval.count())) {
+            append_control(Opcode::ping, {});
+            ping_sent_ms_ = now;
+        }
+    }
+    arm_timer();
+}
+
+}  // namespace vela::detail
+
+// ---- the public classes ---------------------------------------------------------------------
+
+namespace vela {
+
+using detail::WsConnection;
+
+WsConnection& WebSocket::self() noexcept { return static_cast<WsConnection&>(*this); }
+const WsConnection& WebSocket::self() const noexcept {
+    return static_cast<const WsConnection&>(*this);
+}
+
+bool WebSocket::ReceiveAwaiter::await_ready() const noexcept { return ws.self().has_message(); }
+void WebSocket::ReceiveAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
+    ws.self().wait_message(h);
+}
+WsMessage WebSocket::ReceiveAwaiter::await_resume() noexcept { return ws.self().take_message(); }
+
+bool WebSocket::SendAwaiter::await_ready() noexcept {
+    state = ws.self().try_send(data, type);
+    return state != 0;
+}
+void WebSocket::SendAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
+    waiter = h;
+    ws.self().wait_space(this);
+}
+
+void WebSocket::ping(std::string_view payload) { self().queue_ping(payload); }
+void WebSocket::close(std::uint16_t code, std::string_view reason) {
+    self().start_close(code, reason);
+}
+bool WebSocket::open() const noexcept { return self().is_open(); }
+std::string_view WebSocket::subprotocol() const noexcept { return self().subprotocol(); }
+bool WebSocket::compressed() const noexcept { return self().deflating(); }
+std::size_t WebSocket::queued() const noexcept { return self().backlog(); }
+WsSender WebSocket::sender() const { return WsSender(self().shared()); }
+Loop& WebSocket::loop() const noexcept { return self().loop(); }
+
+bool WsSender::send(std::string data, WsType type) const {
+    if (!s_ || !s_->open.load(std::memory_order_relaxed) || type == WsType::close) return false;
+    bool post = false;
+    {
+        std::lock_guard lock(s_->mu);
+        const std::size_t backlog =
+            s_->queued_bytes + s_->out_bytes.load(std::memory_order_relaxed);
+        if (backlog + data.size() > s_->max && backlog > 0) {
+            if (s_->policy == SlowClient::close) {
+                auto s = s_;
+                s_->loop.post([s] {
+                    if (s->conn)
+                        s->conn->start_close(ws::close_code::policy_violation, "client too slow");
+                });
+            }
+            return false;
+        }
+        s_->queued_bytes += data.size();
+        s_->queue.emplace_back(std::move(data), type);
+        post = !std::exchange(s_->drain_posted, true);
+    }
+    if (post) {
+        auto s = s_;
+        if (!s_->loop.post([s] {
+                if (s->conn)
+                    s->conn->drain_shared();
+                else {
+                    std::lock_guard lock(s->mu);
+                    s->queue.clear();
+                    s->drain_posted = false;
+                }
+            }))
+            return false;
+    }
+    return true;
+}
+
+void WsSender::close(std::uint16_t code, std::string reason) const {
+    if (!s_) return;
+    auto s = s_;
+    s_->loop.post([s, code, reason = std::move(reason)] {
+        if (s->conn) s->conn->start_close(code, reason);
+    });
+}
+
+bool WsSender::open() const noexcept { return s_ && s_->open.load(std::memory_order_relaxed); }
+
+// ---- Hub ------------------------------------------------------------------------------------
+
+struct Hub::Room::Slot {
+    Loop* loop = nullptr;
+    LoopRef ref;
+    std::vector<WsConnection*> members;  // touched only on `loop`
+};
+
+Hub::Hub() = default;
+Hub::~Hub() = default;
+
+Hub::Room& Hub::room(std::string_view name) {
+    std::lock_guard lock(mu_);
+    auto it = rooms_.find(std::string(name));
+    if (it == rooms_.end())
+        it = rooms_.emplace(std::string(name), std::make_unique<Room>(std::string(name))).first;
+    return *it->second;
+}
+
+Hub::Room::Room(std::string name) : name_(std::move(name)) {}
+Hub::Room::~Room() {
+    for (auto& s : slots_) delete s.load(std::memory_order_relaxed);
+}
+
+Hub::Room::Slot* Hub::Room::slot_for(Loop& loop) {
+    const int used = slots_used_.load(std::memory_order_acquire);
+    for (int i = 0; i < used; ++i) {
+        Slot* s = slots_[i].load(std::memory_order_acquire);
+        if (s && s->loop == &loop) return s;
+    }
+    std::lock_guard lock(mu_);
+    const int n = slots_used_.load(std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i) {
+        Slot* s = slots_[i].load(std::memory_order_relaxed);
+        if (s->loop == &loop) return s;
+    }
+    if (n == kMaxLoops) throw std::length_error("vela::Hub: more loops than a room supports");
+    auto* s = new Slot;
+    s->loop = &loop;
+    s->ref = loop.ref();
+    slots_[n].store(s, std::memory_order_release);
+    slots_used_.store(n + 1, std::memory_order_release);
+    return s;
+}
+
+void Hub::Room::join(WebSocket& ws) {
+    auto& c = static_cast<WsConnection&>(ws);
+    if (!c.is_open()) return;
+    Slot* s = slot_for(c.loop());
+    if (std::find(s->members.begin(), s->members.end(), &c) != s->members.end()) return;
+    s->members.push_back(&c);
+    c.joined(this);
+    count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Hub::Room::leave(WebSocket& ws) {
+    auto& c = static_cast<WsConnection&>(ws);
+    remove(&c, nullptr);
+    c.left(this);
+}
+
+void Hub::Room::remove(WsConnection* c, Slot* s) noexcept {
+    if (!s) {
+        const int used = slots_used_.load(std::memory_order_acquire);
+        for (int i = 0; i < used && !s; ++i) {
+            Slot* t = slots_[i].load(std::memory_order_acquire);
+            if (t && t->loop == &c->loop()) s = t;
+        }
+        if (!s) return;
+    }
+    auto it = std::find(s->members.begin(), s->members.end(), c);
+    if (it == s->members.end()) return;
+    *it = s->members.back();
+    s->members.pop_back();
+    count_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+namespace {
+// One broadcast, encoded once: the plain frame and, when worth it, the compressed one.
+struct Encoded {
+    std::string plain;
+    std::string deflated;
+};
+}  // namespace
+
+std::size_t Hub::Room::broadcast(std::string_view data, WsType type, const WebSocket* except) {
+    const std::size_t members = count();
+    if (members == 0) return 0;
+    auto e = std::make_shared<Encoded>();
+    const ws::Opcode op = type == WsType::binary ? ws::Opcode::binary : ws::Opcode::text;
+    ws::append_frame(e->plain, op, data);
+    const ws::DeflateOptions defaults;
+    if (data.size() >= defaults.min_size) {
+        thread_local ws::Deflater deflater(ws::DeflateParams{}, defaults);
+        std::string z;
+        deflater.compress(data, z);
+        ws::append_frame(e->deflated, op, z, true, true);
+    }
+    const auto* skip = static_cast<const WsConnection*>(except);
+    const int used = slots_used_.load(std::memory_order_acquire);
+    for (int i = 0; i < used; ++i) {
+        Slot* s = slots_[i].load(std::memory_order_acquire);
+        s->ref.post([s, e, skip] {
+            for (std::size_t k = 0; k < s->members.size(); ++k) {
+                WsConnection* c = s->members[k];
+                if (c == skip) continue;
+                // The shared compressed frame suits sessions whose options match the defaults.
+                const bool z = !e->deflated.empty() && c->takes_deflated_broadcast();
+                c->queue_frame(z ? e->deflated : e->plain, true);
+            }
+        });
+    }
+    return members;
+}
+
+}  // namespace vela

@@ -1,0 +1,161 @@
+#pragma once
+// The WebSocket connection driver: what an HTTP/1.1 connection becomes after a 101 from
+// ws_accept(). It reads like the protocol:
+//
+//   on_read      -> parse(): frames to events (FrameReader); pings answered, a message held
+//                   for receive() (parsing pauses while one is held: back-pressure reaches
+//                   the client through TCP), the close handshake run
+//   send()       -> encode (and compress) into out_ at once; one write per loop iteration
+//                   (flush deferred) carries every frame queued meanwhile
+//   timer        -> ping after ping_interval of silence, drop after pong_timeout, close after
+//                   close_timeout
+//
+// The route's coroutine runs detached; the object lives until both the socket is closed and
+// the coroutine has returned (a shutdown past its deadline destroys the coroutine).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "vela/base/buffer.hpp"
+#include "vela/reactor/timer_wheel.hpp"
+#include "vela/server/websocket.hpp"
+#include "vela/tls/stream.hpp"
+#include "worker.hpp"
+
+namespace vela::detail {
+
+/// What a 101 from ws_accept() carries to the connection.
+struct WsUpgrade final : Upgrade {
+    std::shared_ptr<const WsEndpoint> endpoint;
+    std::optional<ws::DeflateParams> deflate;
+    std::string subprotocol;
+};
+
+/// The part of a session other threads reach (WsSender): a bounded queue the loop drains.
+struct WsShared {
+    LoopRef loop;
+    std::mutex mu;
+    std::vector<std::pair<std::string, WsType>> queue;  // under mu
+    std::size_t queued_bytes = 0;                       // under mu
+    bool drain_posted = false;                          // under mu
+    std::atomic<bool> open{true};
+    std::atomic<std::size_t> out_bytes{0};  // the connection's output backlog (loop writes)
+    std::size_t max = 0;
+    SlowClient policy = SlowClient::wait;
+    WsConnection* conn = nullptr;  // loop thread only; null once the session ended
+};
+
+class WsConnection final : public Connection, public WebSocket {
+  public:
+    /// Takes over an upgraded HTTP/1.1 connection: its socket and TLS transform, the bytes
+    /// read after the request (`unread`), output not yet written (`out`), and the request,
+    /// whose views are moved into a copy of `head` (the bytes they pointed into).
+    WsConnection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls, Buffer unread,
+                 Buffer out, std::unique_ptr<Request> req, std::string_view head,
+                 std::shared_ptr<WsUpgrade> up);
+    ~WsConnection() override;
+
+    /// Registers the socket, writes what is queued and starts the route's coroutine.
+    void start();
+    /// Graceful shutdown: close handshake with 1001.
+    void drain() override;
+    /// Closes at once, abandoning the route's coroutine if it still runs.
+    void force_close() override;
+
+    // WebSocket, through the public class.
+    bool has_message() const noexcept { return has_next_ || ended_; }
+    void wait_message(std::coroutine_handle<> h) noexcept { reader_waiting_ = h; }
+    WsMessage take_message() noexcept;
+    int try_send(std::string_view data, WsType type);
+    void wait_space(WebSocket::SendAwaiter* a) noexcept;
+    void queue_ping(std::string_view payload);
+    void start_close(std::uint16_t code, std::string_view reason);
+    bool is_open() const noexcept { return !ended_ && !close_sent_; }
+    std::string_view subprotocol() const noexcept { return up_->subprotocol; }
+    bool deflating() const noexcept { return up_->deflate.has_value(); }
+    std::size_t backlog() const noexcept { return out_.size(); }
+    Loop& loop() const noexcept { return loop_; }
+    const std::shared_ptr<WsShared>& shared() const noexcept { return shared_; }
+
+    // Hub and WsSender, on this loop.
+    void queue_frame(std::string_view frame, bool fits_policy_check);
+    void queue_message(std::string_view data, WsType type);
+    void schedule_flush() noexcept;
+    void drain_shared();
+    void joined(Hub::Room* r) { rooms_.push_back(r); }
+    void left(Hub::Room* r) noexcept;
+    bool takes_deflated_broadcast() const noexcept;
+
+  private:
+    // IoSink
+    Buffer& read_buffer() override;
+    bool on_read(ssize_t n) override;
+    void on_write_ready() override;
+    // tls::StreamOwner (the handshake finished long before)
+    bool on_handshake(std::string_view) override { return true; }
+
+    void parse();
+    void on_event(const ws::Event& e);
+    void deliver_close(std::uint16_t code, std::string_view reason);
+    void fail(std::uint16_t code, const char* what);
+    void append_control(ws::Opcode op, std::string_view payload);
+    void flush();
+    void wake_senders();
+    void handler_done(std::exception_ptr e);
+    void close_socket();
+    void release_if_done() noexcept;
+    void arm_timer();
+    void on_timer();
+    static void timer_fired(TimerWheel::Entry* e);
+    ssize_t send(const iovec* v, int n) {
+        return tls_ ? tls_->write(v, n) : loop_.io().write_from(io_, v, n);
+    }
+
+    ServerWorker& worker_;
+    Loop& loop_;
+    IoHandle io_;
+    TimerWheel::Entry timer_;
+    std::unique_ptr<tls::Stream> tls_;
+    Buffer in_;
+    Buffer out_;
+    std::string head_;  // the request's bytes; req_'s views point here
+    std::unique_ptr<Request> req_;
+    std::shared_ptr<WsUpgrade> up_;
+    const WsOptions& opt_;
+    ws::ReaderOptions reader_opt_;
+    ws::FrameReader reader_;
+    std::unique_ptr<ws::Inflater> inflater_;
+    std::unique_ptr<ws::Deflater> deflater_;  // only when the window is not the shared one's
+    std::string scratch_;                     // compressed payloads
+    std::string current_;                     // the message receive() returned last
+    std::string next_;                        // a message parsed, not yet received
+    std::string close_reason_;
+    std::shared_ptr<WsShared> shared_;
+    std::vector<Hub::Room*> rooms_;
+    WebSocket::SendAwaiter* waiters_ = nullptr;  // senders waiting for space, FIFO
+    WebSocket::SendAwaiter* waiters_tail_ = nullptr;
+    std::coroutine_handle<> reader_waiting_;
+    std::coroutine_handle<> handler_;  // the detached driver of the route coroutine
+    std::uint64_t last_rx_ms_ = 0;
+    std::uint64_t ping_sent_ms_ = 0;
+    std::uint64_t close_deadline_ms_ = 0;
+    std::uint16_t close_code_ = ws::close_code::abnormal;
+    WsType next_type_ = WsType::text;
+    bool has_next_ = false;
+    bool ended_ = false;       // the session is over for receive() (close seen or failed)
+    bool close_sent_ = false;  // our close frame is queued
+    bool close_received_ = false;
+    bool closed_ = false;  // socket closed
+    bool released_ = false;
+    bool handler_running_ = false;
+    bool parsing_ = false;
+    bool flush_queued_ = false;
+    bool shut_after_flush_ = false;  // after our close frame: shut down writing once sent
+    bool paused_ = false;            // reading stopped while a message waits for receive()
+    bool discard_input_ = false;     // after the client's close or an error
+    bool wake_queued_ = false;       // a deferred wake-up of waiting coroutines is pending
+};
+
+}  // namespace vela::detail
