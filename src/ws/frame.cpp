@@ -169,39 +169,41 @@ bool FrameReader::take_piece(char* p, std::size_t n) {
     if (frame_masked_) apply_mask(p, n, mask_, mask_pos_);
     frame_left_ -= n;
     const std::size_t before = message_.size();
+    std::uint16_t code = 0;
     if (compressed_) {
         const bool last = frame_fin_ && frame_left_ == 0;
-        if ((n != 0 || last) && !inflate_piece(std::string_view(p, n), last)) return false;
+        if (n != 0 || last) code = inflate_piece(std::string_view(p, n), last);
     } else {
         message_.append(p, n);
     }
+    // What the inflater gave before it failed is checked first, as it would have been had
+    // the input come in smaller pieces: the error must not depend on the split.
     if (message_op_ == Opcode::text &&
         !utf8_.feed(message_.data() + before, message_.size() - before)) {
         reject(close_code::invalid_payload, "text not UTF-8");
         return false;
     }
-    return true;
-}
-
-// Inflates one piece of a deflated message onto message_, at most max_message in all. The
-// inflater always gets an empty `out`, so its limit means the same whichever way it counts.
-bool FrameReader::inflate_piece(std::string_view in, bool last) {
-    const std::size_t have = message_.size();
-    const std::size_t limit = opt_.max_message > have ? opt_.max_message - have : 0;
-    std::string& out = have == 0 ? message_ : scratch_;
-    scratch_.clear();
-    const std::uint16_t code = inflater_->inflate(in, last, out, limit);
     if (code != 0) {
         reject(code, code == close_code::message_too_big ? "message over max_message"
                                                          : "deflated data does not inflate");
         return false;
     }
-    if (&out == &scratch_) message_.append(scratch_);
-    if (message_.size() > opt_.max_message) {  // an inflater that did not keep to the limit
-        reject(close_code::message_too_big, "message over max_message");
-        return false;
-    }
     return true;
+}
+
+// Inflates one piece of a deflated message onto message_, at most max_message in all, and
+// returns the inflater's code. The inflater always gets an empty `out`, so its limit means
+// the same whichever way it counts.
+std::uint16_t FrameReader::inflate_piece(std::string_view in, bool last) {
+    const std::size_t have = message_.size();
+    const std::size_t limit = opt_.max_message > have ? opt_.max_message - have : 0;
+    std::string& out = have == 0 ? message_ : scratch_;
+    scratch_.clear();
+    std::uint16_t code = inflater_->inflate(in, last, out, limit);
+    if (&out == &scratch_) message_.append(scratch_);
+    // An inflater that did not keep to the limit.
+    if (code == 0 && message_.size() > opt_.max_message) code = close_code::message_too_big;
+    return code;
 }
 
 // The final frame of an assembled message has been taken.

@@ -77,9 +77,12 @@ class FakeInflater final : public MessageInflater {
                           std::size_t limit) override {
         calls.push_back({std::string(in), last, limit, out.empty()});
         if (mode_ == Mode::failing) return close_code::invalid_payload;
-        const std::size_t n = mode_ == Mode::doubling ? 2 * in.size() : in.size();
-        if (n > limit) return close_code::message_too_big;
-        for (char c : in) out.append(mode_ == Mode::doubling ? 2 : 1, c);
+        // Like zlib, output is produced as it goes and the limit is checked along the way.
+        const std::size_t each = mode_ == Mode::doubling ? 2 : 1;
+        for (char c : in) {
+            if (out.size() + each > limit) return close_code::message_too_big;
+            out.append(each, c);
+        }
         return 0;
     }
 
@@ -549,6 +552,19 @@ TEST(WsFrameReader, InflaterGetsWhatIsLeftOfMaxMessage) {
     // A compressed frame is still held to max_frame from its header.
     EXPECT_EQ(run_whole(frame(Opcode::binary, std::string(101, 'x'), true, true), opt, &doubling),
               std::vector<Got>{error(1009)});
+}
+
+// Regression (found by fuzz_ws_frame): a compressed text message with bad UTF-8 early and too
+// much output later was refused 1009 when it came whole but 1007 when it came in pieces; the
+// output the inflater gave before it stopped is now checked first.
+TEST(WsFrameReader, BadUtf8BeforeTheInflatedLimitIs1007AtEverySplit) {
+    FakeInflater doubling(FakeInflater::Mode::doubling);
+    EXPECT_EQ(run_every_split(frame(Opcode::text,
+                                    "a\xFF"
+                                    "bcdefgh",
+                                    true, true),
+                              limits(100, 10), &doubling),
+              std::vector<Got>{error(1007)});
 }
 
 // --- UTF-8 --------------------------------------------------------------------------------

@@ -131,7 +131,7 @@ class FrameReader {
     std::size_t parse_header(const char* p, std::size_t avail) noexcept;
     Event control_event(std::string_view payload) noexcept;
     bool take_piece(char* p, std::size_t n);
-    bool inflate_piece(std::string_view in, bool last);
+    std::uint16_t inflate_piece(std::string_view in, bool last);
     Event finish_message() noexcept;
     std::size_t reject(std::uint16_t code, const char* what) noexcept;
     Event failure() const noexcept;
