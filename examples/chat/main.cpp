@@ -4,6 +4,8 @@
 //   /              a small HTML page (echo and chat in the browser)
 //   /ws/echo       WebSocket: every message comes back as it was sent
 //   /ws/chat/{room} WebSocket: every message goes to everybody in the room
+//   /events        server-sent events: one per second with an increasing id, resuming after
+//                  the Last-Event-ID a reconnecting client sends
 //
 // Exit codes: 0 after a graceful shutdown (or --help), 1 when the server cannot start (the
 // reason is logged as one line), 2 for a bad command line (one line on stderr).
@@ -129,6 +131,20 @@ int main(int argc, char** argv) {
         }
         room.leave(ws);
         room.broadcast("* somebody left (" + std::to_string(room.count()) + " here)");
+    });
+
+    app.get("/events", [](const vela::Request& req) {
+        return vela::sse(req, [](vela::SseStream& s) -> vela::Task<void> {
+            long id = 0;
+            const std::string_view last = s.last_event_id();
+            std::from_chars(last.data(), last.data() + last.size(), id);  // 0 when absent
+            while (s.open()) {
+                ++id;
+                const std::string n = std::to_string(id);
+                if (!co_await s.send({.data = "tick " + n, .event = "tick", .id = n})) break;
+                co_await vela::sleep(std::chrono::seconds(1));
+            }
+        });
     });
 
     app.listen(opt.port);

@@ -11,6 +11,8 @@
 #include "vela/net/readiness.hpp"
 #include "vela/reactor/loop.hpp"
 #include "vela/server/server.hpp"
+#include "vela/server/stream.hpp"
+#include "vela/server/websocket.hpp"
 #include "vela/tls/context.hpp"
 #include "vela/web/app.hpp"
 #include "vela/web/extract.hpp"

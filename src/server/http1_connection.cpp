@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "body_pipe.hpp"
 #include "http2_connection.hpp"
 #include "vela/base/ascii.hpp"
 #include "vela/base/log.hpp"
@@ -318,6 +319,14 @@ void Http1Connection::pump_stream() {
             stream_ended_ = true;
             break;
         }
+        if (piece->empty()) {
+            // A coroutine producer (stream_body) with nothing yet: it wakes us.
+            if (body_pending(stream_, [this] {
+                    if (!closed_) on_write_ready();
+                }))
+                break;
+            continue;
+        }
         write_chunk(out_, *piece, stream_chunked_);
     }
 }
@@ -527,6 +536,10 @@ void Http1Connection::hand_over_to_websocket(std::shared_ptr<Upgrade> u, const R
 }
 
 void Http1Connection::release_buffers() noexcept {
+    if (stream_) {
+        body_dropped(stream_);  // a producer learns that its client has gone
+        stream_ = nullptr;
+    }
     if (in_.capacity()) loop_.buffers().release(in_);
     if (out_.capacity()) loop_.buffers().release(out_);
     direct_.reset();

@@ -1,5 +1,7 @@
 #include "http2_connection.hpp"
 
+#include "body_pipe.hpp"
+
 #include <nghttp2/nghttp2.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -41,6 +43,7 @@ struct H2Stream final : ResponseSink {
     std::string piece;
     std::size_t piece_off = 0;
     std::uint64_t stalled_since = 0;  // when the response last could not move (0: it moves)
+    bool producer_wait = false;       // a coroutine producer has nothing yet (not a stall)
     std::uint64_t opened_ms = 0;
     std::coroutine_handle<> work;
     Response* inline_result = nullptr;
@@ -84,10 +87,12 @@ struct H2Stream final : ResponseSink {
         header_list_size = 0;
         std::string().swap(out_body);
         body_off = 0;
+        body_dropped(source);  // a producer learns that its stream has ended
         source = nullptr;
         std::string().swap(piece);
         piece_off = 0;
         stalled_since = opened_ms = 0;
+        producer_wait = false;
         work = {};
         inline_result = nullptr;
         early = Status::OK;
@@ -179,14 +184,16 @@ ssize_t cb_read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::siz
     auto* s = static_cast<H2Stream*>(src->ptr);
     bool eof = false;
     std::size_t n;
+    bool deferred = false;
     try {
-        n = s->conn->write_body(*s, buf, length, eof);
+        n = s->conn->write_body(*s, buf, length, eof, deferred);
     } catch (const std::exception& e) {
         // Headers are gone already: RST_STREAM INTERNAL_ERROR is the honest signal left.
         log::error("streamed body for HTTP/2 stream {} failed: {}", s->id, e.what());
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     if (eof) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    if (n == 0 && !eof && deferred) return NGHTTP2_ERR_DEFERRED;  // resumed by the producer
     return static_cast<ssize_t>(n);
 }
 
@@ -853,8 +860,9 @@ void Http2Connection::reject_stream(H2Stream& s, Status st) {
 }
 
 std::size_t Http2Connection::write_body(H2Stream& s, std::uint8_t* buf, std::size_t length,
-                                        bool& eof) {
+                                        bool& eof, bool& deferred) {
     s.stalled_since = 0;
+    s.producer_wait = false;
     if (!s.source) {
         const std::size_t n = std::min(length, s.out_body.size() - s.body_off);
         std::memcpy(buf, s.out_body.data() + s.body_off, n);
@@ -877,7 +885,19 @@ std::size_t Http2Connection::write_body(H2Stream& s, std::uint8_t* buf, std::siz
             }
             s.piece = std::move(*next);
             s.piece_off = 0;
-            if (s.piece.empty()) continue;
+            if (s.piece.empty()) {
+                // A coroutine producer (stream_body) with nothing yet: it wakes the stream.
+                const std::int32_t id = s.id;
+                if (body_pending(s.source, [this, id] {
+                        if (closed_ || lingering_) return;
+                        nghttp2_session_resume_data(session_, id);
+                        flush();
+                    })) {
+                    deferred = s.producer_wait = true;
+                    break;
+                }
+                continue;
+            }
         }
         const std::size_t k = std::min(length - n, s.piece.size() - s.piece_off);
         std::memcpy(buf + n, s.piece.data() + s.piece_off, k);
@@ -1031,7 +1051,7 @@ void Http2Connection::on_timeout() {
     for (H2Stream* s = streams_; s; s = s->next) {
         if (!s->open) continue;
         busy = true;
-        if (s->responding && (s->source || !s->out_body.empty())) {
+        if (s->responding && !s->producer_wait && (s->source || !s->out_body.empty())) {
             if (s->stalled_since == 0) {
                 s->stalled_since = now;
             } else if (now - s->stalled_since >=

@@ -83,7 +83,8 @@ class Http2Connection final : public Connection {
     int on_stream_close(std::int32_t id, std::uint32_t error);
     int on_frame_sent(std::uint8_t type, std::uint8_t flags, std::int32_t id);
     void stream_completed(H2Stream& s, Response&& r);
-    std::size_t write_body(H2Stream& s, std::uint8_t* buf, std::size_t length, bool& eof);
+    std::size_t write_body(H2Stream& s, std::uint8_t* buf, std::size_t length, bool& eof,
+                           bool& deferred);
 
   private:
     // IoSink / tls::StreamOwner

@@ -1,5 +1,7 @@
 #include "worker.hpp"
 
+#include "body_pipe.hpp"
+
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -42,7 +44,9 @@ void ServerWorker::add_listener(int fd, std::shared_ptr<tls::Context> tls) {
 
 void ServerWorker::run() {
     started_.store(true, std::memory_order_release);
+    set_loop_draining_flag(&draining_);
     loop_.run();
+    set_loop_draining_flag(nullptr);
 }
 
 void ServerWorker::request_stop() {

@@ -1,0 +1,268 @@
+// Streamed bodies from coroutines (BodyPipe between a producer and a connection) and
+// server-sent events.
+
+#include "vela/server/stream.hpp"
+
+#include <fmt/format.h>
+
+#include <deque>
+
+#include "body_pipe.hpp"
+#include "vela/reactor/loop.hpp"
+
+namespace vela::detail {
+
+namespace {
+thread_local const bool* tl_draining = nullptr;
+}
+
+void set_loop_draining_flag(const bool* flag) noexcept { tl_draining = flag; }
+bool loop_draining() noexcept { return tl_draining && *tl_draining; }
+
+// The queue between a producer coroutine and the connection that sends its bytes. Lives on
+// one loop; shared by the producer's side (BodyWriter) and the driver's (PipeSource).
+struct BodyPipe : std::enable_shared_from_this<BodyPipe> {
+    BodyProducer producer;
+    std::size_t high_water = 0;
+    std::deque<std::string> chunks;
+    std::size_t bytes = 0;
+    bool started = false;
+    bool done = false;  // the producer returned
+    bool gone = false;  // the connection dropped the body
+    std::exception_ptr error;
+    UniqueFunction wake;                          // the driver waits for data or the end
+    BodyWriter::WriteAwaiter* waiting = nullptr;  // a write() waits for room
+    std::unique_ptr<BodyWriter> writer;
+    Loop* loop = nullptr;
+    bool wake_queued = false;
+    bool resume_queued = false;
+    // Heartbeats (SSE): a chunk sent after `heartbeat` without one.
+    std::chrono::milliseconds heartbeat{0};
+    std::string heartbeat_text;
+    std::uint64_t heartbeat_timer = 0;
+    std::uint64_t last_write_ms = 0;
+
+    // Tells the waiting driver, from the loop rather than from inside the producer.
+    void notify() {
+        if (!wake || wake_queued || !loop) return;
+        wake_queued = true;
+        loop->defer([self = shared_from_this()] {
+            self->wake_queued = false;
+            if (UniqueFunction w = std::move(self->wake)) w();
+        });
+    }
+
+    // Lets a waiting write() go on (room freed, or the client gone).
+    void release_writer() {
+        if (!waiting || resume_queued || !loop) return;
+        resume_queued = true;
+        loop->defer([self = shared_from_this()] {
+            self->resume_queued = false;
+            BodyWriter::WriteAwaiter* a = std::exchange(self->waiting, nullptr);
+            if (!a) return;
+            a->state = self->gone ? -1 : self->push(a->chunk);
+            if (a->state == 0) {
+                self->waiting = a;  // still full
+                return;
+            }
+            self->waiting_handle.resume();
+        });
+    }
+    std::coroutine_handle<> waiting_handle;
+
+    int push(std::string_view chunk) {
+        if (gone) return -1;
+        if (bytes >= high_water && bytes > 0) return 0;
+        if (!chunk.empty()) {
+            chunks.emplace_back(chunk);
+            bytes += chunk.size();
+            if (loop) last_write_ms = loop->now_ms();
+            notify();
+        }
+        return 1;
+    }
+
+    void start() {
+        started = true;
+        loop = Loop::current();
+        if (loop) last_write_ms = loop->now_ms();
+        writer = std::make_unique<BodyWriter>(*this);
+        Task<void> t;
+        try {
+            t = producer(*writer);
+        } catch (...) {
+            finish(std::current_exception());
+            return;
+        }
+        if (heartbeat.count() > 0 && loop) schedule_heartbeat();
+        run_detached(std::move(t),
+                     [self = shared_from_this()](std::exception_ptr e) { self->finish(e); });
+    }
+
+    void finish(std::exception_ptr e) {
+        done = true;
+        error = e;
+        producer = nullptr;  // its captures go now
+        if (heartbeat_timer && loop) loop->cancel(heartbeat_timer);
+        heartbeat_timer = 0;
+        notify();
+    }
+
+    void schedule_heartbeat() {
+        std::weak_ptr<BodyPipe> weak = weak_from_this();
+        heartbeat_timer = loop->call_after(heartbeat, [weak] {
+            auto self = weak.lock();
+            if (!self || self->done || self->gone) return;
+            self->heartbeat_timer = 0;
+            const auto idle = self->loop->now_ms() - self->last_write_ms;
+            if (idle + 5 >= static_cast<std::uint64_t>(self->heartbeat.count()) && self->bytes == 0)
+                self->push(self->heartbeat_text);
+            self->schedule_heartbeat();
+        });
+    }
+
+    void drop() noexcept {
+        gone = true;
+        wake = {};
+        chunks.clear();
+        bytes = 0;
+        if (heartbeat_timer && loop) loop->cancel(heartbeat_timer);
+        heartbeat_timer = 0;
+        release_writer();
+    }
+};
+
+// What the driver pulls (a Response::BodySource). Empty string: nothing yet (see
+// body_pending); std::nullopt: the end.
+struct PipeSource {
+    std::shared_ptr<BodyPipe> pipe;
+    std::optional<std::string> operator()() const {
+        BodyPipe& p = *pipe;
+        if (!p.started) p.start();
+        if (!p.chunks.empty()) {
+            std::string c = std::move(p.chunks.front());
+            p.chunks.pop_front();
+            p.bytes -= c.size();
+            if (p.waiting && p.bytes < p.high_water / 2 + 1) p.release_writer();
+            return c;
+        }
+        if (p.done) {
+            if (p.error) std::rethrow_exception(p.error);
+            return std::nullopt;
+        }
+        return std::string();
+    }
+};
+
+bool body_pending(Response::BodySource& source, UniqueFunction wake) {
+    PipeSource* ps = source.target<PipeSource>();
+    if (!ps) return false;
+    BodyPipe& p = *ps->pipe;
+    if (!p.chunks.empty() || p.done) return false;
+    p.wake = std::move(wake);
+    return true;
+}
+
+void body_dropped(Response::BodySource& source) noexcept {
+    if (!source) return;
+    if (PipeSource* ps = source.target<PipeSource>()) ps->pipe->drop();
+}
+
+}  // namespace vela::detail
+
+namespace vela {
+
+using detail::BodyPipe;
+
+bool BodyWriter::WriteAwaiter::await_ready() noexcept {
+    state = pipe.push(chunk);
+    return state != 0;
+}
+
+void BodyWriter::WriteAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
+    pipe.waiting = this;
+    pipe.waiting_handle = h;
+}
+
+bool BodyWriter::closed() const noexcept { return pipe_->gone; }
+bool BodyWriter::draining() const noexcept { return detail::loop_draining(); }
+std::size_t BodyWriter::queued() const noexcept { return pipe_->bytes; }
+
+namespace {
+Response make_stream(Response r, BodyProducer producer, std::size_t high_water,
+                     std::chrono::milliseconds heartbeat, std::string heartbeat_text) {
+    auto pipe = std::make_shared<BodyPipe>();
+    pipe->producer = std::move(producer);
+    pipe->high_water = high_water ? high_water : 1;
+    pipe->heartbeat = heartbeat;
+    pipe->heartbeat_text = std::move(heartbeat_text);
+    r.set_body_source(detail::PipeSource{std::move(pipe)});
+    return r;
+}
+}  // namespace
+
+Response stream_body(Response r, BodyProducer producer, std::size_t high_water) {
+    return make_stream(std::move(r), std::move(producer), high_water, {}, {});
+}
+
+// ---- server-sent events ---------------------------------------------------------------------
+
+namespace {
+// Appends "name: value" lines, one per line of `value` (CR, LF and CRLF all end a line).
+void field_lines(std::string& out, std::string_view name, std::string_view value) {
+    std::size_t start = 0;
+    for (;;) {
+        std::size_t end = value.find_first_of("\r\n", start);
+        out += name;
+        out += ": ";
+        out += value.substr(start, end == std::string_view::npos ? end : end - start);
+        out += '\n';
+        if (end == std::string_view::npos) break;
+        start = end + 1;
+        if (value[end] == '\r' && start < value.size() && value[start] == '\n') ++start;
+    }
+}
+
+// A field that must stay on one line: line breaks would start other fields.
+std::string_view one_line(std::string_view v) {
+    return v.substr(0, std::min(v.find_first_of("\r\n"), v.size()));
+}
+}  // namespace
+
+Task<bool> SseStream::send(SseEvent e) {
+    if (!open()) co_return false;
+    buf_.clear();
+    if (!e.event.empty()) field_lines(buf_, "event", one_line(e.event));
+    if (!e.id.empty()) field_lines(buf_, "id", one_line(e.id));
+    if (e.retry) fmt::format_to(std::back_inserter(buf_), "retry: {}\n", e.retry->count());
+    field_lines(buf_, "data", e.data);
+    buf_ += '\n';
+    co_return co_await writer_.write(buf_);
+}
+
+Task<bool> SseStream::comment(std::string_view text) {
+    if (!open()) co_return false;
+    buf_.clear();
+    field_lines(buf_, "", text);  // ": text" per line
+    buf_ += '\n';
+    co_return co_await writer_.write(buf_);
+}
+
+Response sse(const Request& req, std::function<Task<void>(SseStream&)> fn, SseOptions o) {
+    Response r;
+    r.set_content_type("text/event-stream");
+    r.add_header("Cache-Control", "no-cache");
+    r.add_header("X-Accel-Buffering", "no");  // proxies (nginx) pass events on at once
+    std::string last_id(one_line(req.header("Last-Event-ID")));
+    std::string first;
+    if (o.retry) first = fmt::format("retry: {}\n\n", o.retry->count());
+    auto producer = [fn = std::move(fn), last_id = std::move(last_id),
+                     first = std::move(first)](BodyWriter& w) -> Task<void> {
+        if (!first.empty() && !co_await w.write(first)) co_return;
+        SseStream s(w, last_id);
+        co_await fn(s);
+    };
+    return make_stream(std::move(r), std::move(producer), 64 * 1024, o.heartbeat, ":\n\n");
+}
+
+}  // namespace vela
