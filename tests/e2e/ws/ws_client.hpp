@@ -39,7 +39,7 @@ namespace vela::e2e {
 /// The key every WsClient handshake sends (the RFC 6455 1.3 example).
 inline constexpr std::string_view kWsKey = "dGhlIHNhbXBsZSBub25jZQ==";
 /// Its Sec-WebSocket-Accept (RFC 6455 1.3).
-inline constexpr std::string_view kWsAccept = "s3pPLMBiTxaQ9kYGzzhZKbK+xOo=";
+inline constexpr std::string_view kWsAccept = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
 
 /// One frame as the server sent it.
 struct WsFrame {
