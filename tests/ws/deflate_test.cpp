@@ -419,7 +419,7 @@ TEST(DeflateInflate, BombStopsAtLimit) {
     std::string out;
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(in.inflate(bomb, true, out, limit), close_code::message_too_big);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 200ms);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);  // 100 MB would take longer
     EXPECT_LE(out.size(), limit + 1);
     EXPECT_LE(out.capacity(), 4 * limit);
     // unusable afterwards, its state gone

@@ -24,7 +24,8 @@ struct DeflateOptions {
     bool enabled = true;
     /// Reset the compressor after every message (lets one compressor serve all connections).
     bool server_no_context_takeover = true;
-    /// Largest LZ77 window the server compresses with (8-15; 8 is sent as 9, zlib's minimum).
+    /// Largest LZ77 window the server compresses with (8-15). zlib compresses with 9 for 8; its
+    /// matches then reach back at most 250 bytes, so 8 is still what the client is told.
     int server_max_window_bits = 15;
     /// Largest client window accepted when the client offers client_max_window_bits (8-15).
     int client_max_window_bits = 15;
@@ -42,7 +43,7 @@ struct DeflateParams {
     bool server_no_context_takeover = true;
     /// The client resets its compressor after each message (so may our decompressor).
     bool client_no_context_takeover = false;
-    /// Window of the server's compressor (9-15).
+    /// Window of the server's compressor (9-15; 9 also when the answer said 8).
     int server_max_window_bits = 15;
     /// Window of the client's compressor (8-15).
     int client_max_window_bits = 15;
@@ -67,7 +68,7 @@ class Inflater final : public MessageInflater {
     Inflater(const Inflater&) = delete;
     Inflater& operator=(const Inflater&) = delete;
 
-    /// See MessageInflater::inflate.
+    /// See MessageInflater::inflate; throws std::bad_alloc when zlib cannot allocate.
     std::uint16_t inflate(std::string_view in, bool last, std::string& out,
                           std::size_t limit) override;
     /// Bytes of zlib state held now (0 between messages without context takeover).
