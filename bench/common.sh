@@ -1,4 +1,5 @@
-# bench/common.sh: helpers shared by bench/run and bench/callgrind (sourced, not run).
+# bench/common.sh: helpers shared by bench/run, bench/callgrind and bench/ws/run (sourced,
+# not run).
 #
 # Expects ROOT (the repository) and BENCH (ROOT/bench) to be set.
 
@@ -59,4 +60,56 @@ wait_port() {
     sleep 0.05
   done
   return 1
+}
+
+# ---- measuring helpers (bench/ws/run; usable by any script) ---------------------------
+
+# free_port: a random loopback port nobody listens on and not handed out before by this
+# shell, below the kernel's ephemeral range so that no client connection can hold it.
+declare -gA BENCH_USED_PORT
+free_port() {
+  local p low
+  low=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+  [ "${low:-0}" -gt 12000 ] || low=61000
+  while :; do
+    p=$((10000 + RANDOM % (low - 10000)))
+    [ -n "${BENCH_USED_PORT[$p]:-}" ] && continue
+    port_open "$p" && continue
+    BENCH_USED_PORT[$p]=1; echo "$p"; return
+  done
+}
+
+# proc_ticks PID: utime + stime of PID (all its threads) in clock ticks, "?" if it is gone.
+proc_ticks() {
+  [ -r "/proc/$1/stat" ] || { echo "?"; return; }
+  awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+
+# cpu_us TICKS COUNT: microseconds of CPU per unit ("?" when unknown or COUNT is 0).
+cpu_us() {
+  awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { if (t == "?" || t == "" || n == "?" || n + 0 == 0) print "?"; else printf "%.4f\n", t * 1e6 / hz / n }'
+}
+
+# median V...: the median of the numbers given ("?" ignored; "?" if none).
+median() {
+  printf '%s\n' "$@" | grep -v '^?$' | grep . | sort -g | awk '{ v[NR] = $1 }
+    END { if (NR == 0) print "?"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# sum V...: the sum of the numbers given ("?" ignored).
+sum() { printf '%s\n' "$@" | awk '$1 != "?" { s += $1 } END { print s + 0 }'; }
+
+# fmt FORMAT VALUE: printf, but "?" (or nothing) stays "?".
+fmt() { if [ "$2" = "?" ] || [ -z "$2" ]; then echo "?"; else LC_ALL=C printf "$1" "$2"; fi; }
+
+# ratio A B: A / B with 2 decimals, or n/a.
+ratio() {
+  awk -v a="${1:-?}" -v b="${2:-?}" 'BEGIN { if (a == "?" || b == "?" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
+}
+
+# verdict RATIO OP LIMIT: met, missed or n/a (OP is "<=", "<" or ">=").
+verdict() {
+  awk -v r="$1" -v op="$2" -v l="$3" 'BEGIN { if (r == "n/a") { print "n/a"; exit }
+    ok = (op == "<=") ? r <= l : (op == "<") ? r < l : r >= l; print ok ? "met" : "missed" }'
 }

@@ -9,6 +9,10 @@
 //
 // The json and echo scenarios use vela's JSON: reflected structs serialized per request, and
 // the echo body parsed into a struct (simdjson) and written back.
+//
+// bench/ws/run uses the rest: POST /api/echo/raw answers the body as it came (the HTTP
+// baseline), /ws/echo sends every WebSocket message back, /ws/room broadcasts every message
+// to the other members of one room; permessage-deflate is off on both, as for the peer.
 
 #include <charconv>
 #include <cstdio>
@@ -103,12 +107,44 @@ int main(int argc, char** argv) {
         usage_error(tls_cert.empty() ? "--tls-key needs --tls-cert" : "--tls-cert needs --tls-key");
     vela::log::set_level(vela::log::Level::warn);
 
+    vela::Hub hub;  // made before the app, so it outlives the server
     vela::App app;
     app.get("/", [] { return "Hello, World!"; });
 
     app.get("/api/status", [] { return Status{"running", "vela"}; });
 
     app.post("/api/echo", [](vela::Json<Person> body) { return body; });
+
+    app.post("/api/echo/raw", [](vela::Request& req) {
+        return vela::Response::with_body(vela::Status::OK, std::string(req.body()),
+                                         "application/octet-stream");
+    });
+
+    vela::WsOptions ws_options;
+    ws_options.deflate.enabled = false;
+    app.ws(
+        "/ws/echo",
+        [](vela::WebSocket& ws, vela::Request&) -> vela::Task<void> {
+            for (;;) {
+                vela::WsMessage m = co_await ws.receive();
+                if (m.is_close()) co_return;
+                co_await ws.send(m.data, m.type);
+            }
+        },
+        ws_options);
+    app.ws(
+        "/ws/room",
+        [&hub](vela::WebSocket& ws, vela::Request&) -> vela::Task<void> {
+            vela::Hub::Room& room = hub.room("bench");
+            room.join(ws);
+            for (;;) {
+                vela::WsMessage m = co_await ws.receive();
+                if (m.is_close()) break;
+                room.broadcast(m.data, m.type, &ws);
+            }
+            room.leave(ws);
+        },
+        ws_options);
 
     app.get("/users/{id}", [](vela::Request& req) {
         std::string_view id = req.param("id");

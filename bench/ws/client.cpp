@@ -1,0 +1,528 @@
+// vela_ws_load: a WebSocket load client for bench/ws/run (docs/benchmarks.md, "WebSocket").
+//
+// One thread, one epoll set, N connections to one server. Every connection does the RFC 6455
+// handshake (no extension offered, so no permessage-deflate), then:
+//
+//   echo   each connection writes W masked messages of S bytes in one write, waits for the W
+//          echoes (checking every byte and the order), then writes the next W: the shape of
+//          wrk's HTTP pipelining (bench/wrk/pipeline.lua), W deep.
+//   bcast  N subscribers plus one publisher join the same room; the publisher writes W
+//          messages in one write and waits until each of the N subscribers received all W
+//          (in order, byte for byte) before it writes the next W. The server sends each
+//          message to every member but its sender.
+//
+// Load runs for --duration seconds; then no new batch starts, the batches in flight drain,
+// and every connection is closed with a close handshake. With --server-pid the client reads
+// that process's utime+stime from /proc when the load starts and after the drain, so the
+// server CPU it reports excludes connecting, handshakes and closing.
+//
+// Output: key=value lines on stdout (messages is echoes received, or deliveries to
+// subscribers; errors counts refused handshakes, broken connections, wrong or missing
+// messages). Exit status 0 when errors=0, 1 otherwise, 2 for a bad command line.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <vela/ws/frame.hpp>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using vela::ws::Opcode;
+
+constexpr std::string_view kUsage =
+    "usage: vela_ws_load --port N [options]\n"
+    "  --host ADDR        IPv4 address of the server (default 127.0.0.1)\n"
+    "  --port N           server port\n"
+    "  --path P           request target (default /ws/echo, or /ws/room for bcast)\n"
+    "  --mode M           echo or bcast (default echo)\n"
+    "  --connections N    echo connections, or bcast subscribers (default 100)\n"
+    "  --window W         messages per batch in flight per connection / publisher (default 16)\n"
+    "  --size S           payload bytes, at least 16 (default 32)\n"
+    "  --duration D       seconds of load (default 5)\n"
+    "  --binary           binary messages (default text)\n"
+    "  --server-pid PID   report that process's CPU ticks over the load\n";
+
+struct Options {
+    std::string host = "127.0.0.1";
+    unsigned port = 0;
+    std::string path;
+    bool bcast = false;
+    unsigned connections = 100;
+    unsigned window = 16;
+    unsigned size = 32;
+    double duration = 5;
+    bool binary = false;
+    long server_pid = 0;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+    std::fprintf(stderr, "vela_ws_load: %s\n%s", message.c_str(), kUsage.data());
+    std::exit(2);
+}
+
+unsigned parse_unsigned(std::string_view opt, std::string_view v, unsigned min, unsigned max) {
+    unsigned n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc{} || end != v.data() + v.size() || n < min || n > max)
+        usage_error("invalid value '" + std::string(v) + "' for " + std::string(opt));
+    return n;
+}
+
+Options parse_args(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "-h" || arg == "--help") {
+            std::fputs(kUsage.data(), stdout);
+            std::exit(0);
+        }
+        if (arg == "--binary") {
+            o.binary = true;
+            continue;
+        }
+        if (i + 1 >= argc) usage_error("missing value for " + std::string(arg));
+        const std::string_view v = argv[++i];
+        if (arg == "--host") {
+            o.host = std::string(v);
+        } else if (arg == "--port") {
+            o.port = parse_unsigned(arg, v, 1, 65535);
+        } else if (arg == "--path") {
+            o.path = std::string(v);
+        } else if (arg == "--mode") {
+            if (v != "echo" && v != "bcast") usage_error("--mode is echo or bcast");
+            o.bcast = v == "bcast";
+        } else if (arg == "--connections") {
+            o.connections = parse_unsigned(arg, v, 1, 100000);
+        } else if (arg == "--window") {
+            o.window = parse_unsigned(arg, v, 1, 4096);
+        } else if (arg == "--size") {
+            o.size = parse_unsigned(arg, v, 16, 16 << 20);
+        } else if (arg == "--duration") {
+            o.duration = std::atof(std::string(v).c_str());
+            if (!(o.duration > 0)) usage_error("--duration must be positive");
+        } else if (arg == "--server-pid") {
+            o.server_pid = parse_unsigned(arg, v, 1, 1u << 31);
+        } else {
+            usage_error("unknown option '" + std::string(arg) + "'");
+        }
+    }
+    if (o.port == 0) usage_error("--port is required");
+    if (o.path.empty()) o.path = o.bcast ? "/ws/room" : "/ws/echo";
+    return o;
+}
+
+// utime + stime of `pid` in clock ticks (fields 14 and 15 of /proc/PID/stat), -1 when
+// unreadable.
+long long process_ticks(long pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    const std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const auto paren = s.rfind(')');  // the command name may hold spaces and parentheses
+    unsigned long long utime = 0, stime = 0;
+    if (paren == std::string::npos ||
+        std::sscanf(s.c_str() + paren + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+                    &utime, &stime) != 2)
+        return -1;
+    return static_cast<long long>(utime + stime);
+}
+
+// The payload of message `seq` from connection `id`: both as 8 hex digits each, then letters
+// that depend on both (ASCII, so valid text). Every byte is checked on arrival.
+void make_payload(std::string& out, unsigned id, std::uint64_t seq, unsigned size) {
+    out.resize(size);
+    char head[17];
+    std::snprintf(head, sizeof head, "%08x%08x", id, static_cast<unsigned>(seq));
+    std::memcpy(out.data(), head, 16);
+    for (unsigned i = 16; i < size; ++i) out[i] = static_cast<char>('a' + (seq + i + id) % 26);
+}
+
+struct Conn {
+    explicit Conn(const vela::ws::ReaderOptions& ro) : reader(ro) {}
+    int fd = -1;
+    unsigned id = 0;
+    enum class State { connecting, handshake, open, closing, done } state = State::connecting;
+    bool publisher = false;
+    bool want_write = false;
+    std::vector<char> in;  // received, not yet parsed: in[0, in_len)
+    std::size_t in_len = 0;
+    std::string out;  // not yet written: out[out_off, size)
+    std::size_t out_off = 0;
+    vela::ws::FrameReader reader;
+    std::uint64_t sent = 0;      // messages written (echo) / batches written (publisher)
+    std::uint64_t received = 0;  // messages received
+    unsigned in_flight = 0;      // echo: messages of the current batch not yet back
+};
+
+class LoadClient {
+  public:
+    explicit LoadClient(const Options& o) : opt_(o) {
+        ropt_.require_mask = false;  // server frames are never masked
+        ropt_.max_frame = ropt_.max_message = std::size_t{64} << 20;
+        op_ = o.binary ? Opcode::binary : Opcode::text;
+    }
+    int run();
+
+  private:
+    bool connect_all();
+    bool wait_until(Clock::time_point deadline, bool (LoadClient::*done)() const);
+    bool all_open() const { return open_ + failed_ == conns_.size(); }
+    bool drained() const;
+    bool all_closed() const { return closed_ == conns_.size(); }
+    bool never() const { return false; }
+    void on_event(Conn& c, std::uint32_t events);
+    void on_readable(Conn& c);
+    bool parse_handshake(Conn& c);
+    void parse_frames(Conn& c);
+    void on_message(Conn& c, std::string_view payload);
+    void send_batch(Conn& c);
+    void send_bytes(Conn& c);
+    void fail(Conn& c, const char* why);
+    void finish(Conn& c);
+    std::uint32_t next_mask() {
+        rng_ ^= rng_ << 13;
+        rng_ ^= rng_ >> 7;
+        rng_ ^= rng_ << 17;
+        return static_cast<std::uint32_t>(rng_);
+    }
+
+    const Options& opt_;
+    vela::ws::ReaderOptions ropt_;
+    Opcode op_;
+    int ep_ = -1;
+    std::vector<std::unique_ptr<Conn>> conns_;
+    Conn* publisher_ = nullptr;
+    std::size_t open_ = 0, failed_ = 0, closed_ = 0;
+    bool loading_ = false;          // new batches may start
+    std::uint64_t messages_ = 0;    // echoes / deliveries
+    std::uint64_t broadcasts_ = 0;  // bcast: messages every subscriber received
+    std::uint64_t batch_left_ = 0;  // bcast: deliveries still due for the current batch
+    std::uint64_t errors_ = 0;
+    std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
+    std::string payload_, expect_;
+    Clock::time_point last_done_;
+};
+
+void LoadClient::fail(Conn& c, const char* why) {
+    if (c.state == Conn::State::done) return;
+    if (errors_ < 5) std::fprintf(stderr, "vela_ws_load: connection %u: %s\n", c.id, why);
+    ++errors_;
+    if (c.state == Conn::State::connecting || c.state == Conn::State::handshake) ++failed_;
+    finish(c);
+}
+
+void LoadClient::finish(Conn& c) {
+    if (c.state == Conn::State::done) return;
+    if (c.state == Conn::State::open || c.state == Conn::State::closing) --open_;
+    c.state = Conn::State::done;
+    ::close(c.fd);
+    ++closed_;
+}
+
+bool LoadClient::connect_all() {
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<std::uint16_t>(opt_.port));
+    if (inet_pton(AF_INET, opt_.host.c_str(), &sa.sin_addr) != 1) usage_error("bad --host");
+    const unsigned total = opt_.connections + (opt_.bcast ? 1 : 0);
+    for (unsigned i = 0; i < total; ++i) {
+        auto c = std::make_unique<Conn>(ropt_);
+        c->id = i;
+        c->publisher = opt_.bcast && i == opt_.connections;
+        c->in.resize(16 * 1024);
+        c->fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (c->fd < 0) {
+            std::perror("vela_ws_load: socket");
+            return false;
+        }
+        const int one = 1;
+        ::setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (::connect(c->fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0 &&
+            errno != EINPROGRESS) {
+            std::perror("vela_ws_load: connect");
+            return false;
+        }
+        epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLOUT;
+        ev.data.ptr = c.get();
+        c->want_write = true;
+        ::epoll_ctl(ep_, EPOLL_CTL_ADD, c->fd, &ev);
+        conns_.push_back(std::move(c));
+    }
+    publisher_ = opt_.bcast ? conns_.back().get() : nullptr;
+    return true;
+}
+
+// Runs the loop until `done` holds or `deadline` passes; false on the deadline.
+bool LoadClient::wait_until(Clock::time_point deadline, bool (LoadClient::*done)() const) {
+    epoll_event evs[256];
+    while (!(this->*done)()) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (left.count() <= 0) return false;
+        const int n =
+            ::epoll_wait(ep_, evs, 256, static_cast<int>(std::min<long>(left.count(), 100)));
+        for (int i = 0; i < n; ++i) on_event(*static_cast<Conn*>(evs[i].data.ptr), evs[i].events);
+    }
+    return true;
+}
+
+void LoadClient::on_event(Conn& c, std::uint32_t events) {
+    if (c.state == Conn::State::done) return;
+    if (c.state == Conn::State::connecting) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        ::getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err != 0 || (events & (EPOLLERR | EPOLLHUP))) return fail(c, "connect failed");
+        c.state = Conn::State::handshake;
+        c.out = "GET " + opt_.path + " HTTP/1.1\r\nHost: " + opt_.host + ":" +
+                std::to_string(opt_.port) +
+                "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+        c.out_off = 0;
+        send_bytes(c);
+        return;
+    }
+    if (events & EPOLLOUT) send_bytes(c);
+    if (c.state != Conn::State::done && (events & (EPOLLIN | EPOLLERR | EPOLLHUP))) on_readable(c);
+}
+
+void LoadClient::send_bytes(Conn& c) {
+    while (c.out_off < c.out.size()) {
+        const ssize_t n =
+            ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EAGAIN) break;
+            return fail(c, "write failed");
+        }
+        c.out_off += static_cast<std::size_t>(n);
+    }
+    if (c.out_off == c.out.size()) {
+        c.out.clear();
+        c.out_off = 0;
+    }
+    const bool want = !c.out.empty();
+    if (want != c.want_write) {
+        c.want_write = want;
+        epoll_event ev{};
+        ev.events = EPOLLIN | (want ? EPOLLOUT : 0u);
+        ev.data.ptr = &c;
+        ::epoll_ctl(ep_, EPOLL_CTL_MOD, c.fd, &ev);
+    }
+}
+
+void LoadClient::on_readable(Conn& c) {
+    if (c.in.size() - c.in_len < 8 * 1024) c.in.resize(c.in.size() * 2);
+    const ssize_t n = ::recv(c.fd, c.in.data() + c.in_len, c.in.size() - c.in_len, 0);
+    if (n < 0 && errno == EAGAIN) return;
+    if (n <= 0) {
+        if (c.state == Conn::State::closing) return finish(c);  // the server closed after its close
+        return fail(c, n == 0 ? "closed by the server" : "read failed");
+    }
+    c.in_len += static_cast<std::size_t>(n);
+    if (c.state == Conn::State::handshake && !parse_handshake(c)) return;
+    if (c.state == Conn::State::open || c.state == Conn::State::closing) parse_frames(c);
+}
+
+// True once the 101 has been checked (bytes after it stay in c.in for the frame reader).
+bool LoadClient::parse_handshake(Conn& c) {
+    const std::string_view head(c.in.data(), c.in_len);
+    const auto end = head.find("\r\n\r\n");
+    if (end == std::string_view::npos) {
+        if (c.in_len > 8192) fail(c, "handshake answer too long");
+        return false;
+    }
+    // Header names are case-insensitive; the accept value is not (RFC 6455 4.2.2 answer for
+    // the key we send, from the RFC's own example).
+    std::string lower(head.substr(0, end + 2));
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    constexpr std::string_view kAccept = "\r\nsec-websocket-accept: ";
+    const auto at = lower.find(kAccept);
+    if (!lower.starts_with("http/1.1 101 ") || at == std::string::npos ||
+        head.substr(at + kAccept.size(), 30) != "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n") {
+        fail(c, "handshake refused or wrong Sec-WebSocket-Accept");
+        return false;
+    }
+    if (lower.find("\r\nsec-websocket-extensions:") != std::string::npos) {
+        fail(c, "the server answered an extension nobody offered");
+        return false;
+    }
+    const std::size_t used = end + 4;
+    std::memmove(c.in.data(), c.in.data() + used, c.in_len - used);
+    c.in_len -= used;
+    c.state = Conn::State::open;
+    ++open_;
+    return true;
+}
+
+void LoadClient::parse_frames(Conn& c) {
+    std::size_t off = 0;
+    while (c.state == Conn::State::open || c.state == Conn::State::closing) {
+        std::size_t used = 0;
+        const vela::ws::Event e = c.reader.next(c.in.data() + off, c.in_len - off, used);
+        off += used;
+        using K = vela::ws::Event::Kind;
+        if (e.kind == K::need_more) break;
+        if (e.kind == K::message) {
+            on_message(c, e.payload);
+        } else if (e.kind == K::ping) {
+            vela::ws::append_client_frame(c.out, Opcode::pong, e.payload, next_mask());
+            send_bytes(c);
+        } else if (e.kind == K::close) {
+            if (c.state == Conn::State::closing) {
+                finish(c);
+            } else {
+                fail(c, "closed by the server during the load");
+            }
+        } else if (e.kind == K::error) {
+            fail(c, e.what);
+        }
+    }
+    if (c.state == Conn::State::done) return;
+    std::memmove(c.in.data(), c.in.data() + off, c.in_len - off);
+    c.in_len -= off;
+}
+
+void LoadClient::on_message(Conn& c, std::string_view payload) {
+    if (c.state == Conn::State::closing) return;  // a broadcast that crossed our close
+    if (c.publisher) return fail(c, "the publisher received its own broadcast");
+    const unsigned from = opt_.bcast ? publisher_->id : c.id;
+    make_payload(expect_, from, c.received, opt_.size);
+    if (payload != expect_) return fail(c, "wrong or out-of-order payload");
+    ++c.received;
+    ++messages_;
+    last_done_ = Clock::now();
+    if (!opt_.bcast) {
+        if (c.in_flight > 0 && --c.in_flight == 0 && loading_) send_batch(c);
+        return;
+    }
+    if (batch_left_ > 0 && --batch_left_ == 0) {
+        broadcasts_ += opt_.window;
+        if (loading_) send_batch(*publisher_);
+    }
+}
+
+// W messages in one write: the connection's next W (echo), or the publisher's next W.
+void LoadClient::send_batch(Conn& c) {
+    if (c.state != Conn::State::open) return;
+    for (unsigned i = 0; i < opt_.window; ++i) {
+        make_payload(payload_, c.id, c.sent++, opt_.size);
+        vela::ws::append_client_frame(c.out, op_, payload_, next_mask());
+    }
+    if (opt_.bcast) {
+        batch_left_ = std::uint64_t{opt_.window} * opt_.connections;
+    } else {
+        c.in_flight = opt_.window;
+    }
+    send_bytes(c);
+}
+
+bool LoadClient::drained() const {
+    if (opt_.bcast) return batch_left_ == 0 || publisher_->state != Conn::State::open;
+    for (const auto& c : conns_)
+        if (c->state == Conn::State::open && c->in_flight > 0) return false;
+    return true;
+}
+
+int LoadClient::run() {
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    ep_ = ::epoll_create1(EPOLL_CLOEXEC);
+    if (ep_ < 0 || !connect_all()) return 1;
+    const auto t_connect = Clock::now();
+    if (!wait_until(t_connect + std::chrono::seconds(30), &LoadClient::all_open) || failed_ > 0) {
+        std::fprintf(stderr, "vela_ws_load: %zu of %zu connections open after the handshakes\n",
+                     open_, conns_.size());
+        std::printf("errors=%llu\n",
+                    static_cast<unsigned long long>(errors_ + conns_.size() - open_));
+        return 1;
+    }
+    const double handshake_s = std::chrono::duration<double>(Clock::now() - t_connect).count();
+    // Let the server finish what follows its 101 (joining the room) before any broadcast.
+    if (opt_.bcast) wait_until(Clock::now() + std::chrono::milliseconds(200), &LoadClient::never);
+
+    const long long ticks0 = opt_.server_pid ? process_ticks(opt_.server_pid) : -1;
+    const auto t0 = Clock::now();
+    last_done_ = t0;
+    loading_ = true;
+    if (opt_.bcast) {
+        send_batch(*publisher_);
+    } else {
+        for (auto& c : conns_) send_batch(*c);
+    }
+    const auto stop = t0 + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(opt_.duration));
+    wait_until(stop, &LoadClient::all_closed);  // runs the load until the deadline
+    loading_ = false;
+    if (!wait_until(Clock::now() + std::chrono::seconds(10), &LoadClient::drained)) {
+        std::fprintf(stderr, "vela_ws_load: messages still missing 10 s after the load\n");
+        ++errors_;
+    }
+    const long long ticks1 = opt_.server_pid ? process_ticks(opt_.server_pid) : -1;
+    const double seconds = std::chrono::duration<double>(last_done_ - t0).count();
+
+    // Close handshakes: ours, then the server's close (or its TCP close).
+    for (auto& c : conns_) {
+        if (c->state != Conn::State::open) continue;
+        c->state = Conn::State::closing;
+        vela::ws::append_client_frame(c->out, Opcode::close,
+                                      vela::ws::close_payload(vela::ws::close_code::normal, {}),
+                                      next_mask());
+        send_bytes(*c);
+    }
+    if (!wait_until(Clock::now() + std::chrono::seconds(5), &LoadClient::all_closed)) {
+        std::fprintf(stderr, "vela_ws_load: %zu connections not closed 5 s after our close\n",
+                     conns_.size() - closed_);
+        ++errors_;
+    }
+
+    auto line = [](const char* k, unsigned long long v) { std::printf("%s=%llu\n", k, v); };
+    std::printf("mode=%s\n", opt_.bcast ? "bcast" : "echo");
+    line("connections", opt_.connections);
+    line("window", opt_.window);
+    line("size", opt_.size);
+    std::printf("type=%s\n", opt_.binary ? "binary" : "text");
+    std::printf("handshake_seconds=%.3f\n", handshake_s);
+    std::printf("seconds=%.3f\n", seconds);
+    line("messages", messages_);
+    if (opt_.bcast) line("broadcasts", broadcasts_);
+    std::printf("rate=%.1f\n", seconds > 0 ? static_cast<double>(messages_) / seconds : 0.0);
+    if (opt_.bcast)
+        std::printf("broadcast_rate=%.1f\n",
+                    seconds > 0 ? static_cast<double>(broadcasts_) / seconds : 0.0);
+    if (ticks0 >= 0 && ticks1 >= 0)
+        line("server_ticks", static_cast<unsigned long long>(ticks1 - ticks0));
+    line("errors", errors_);
+    return errors_ == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options opt = parse_args(argc, argv);
+    LoadClient client(opt);
+    return client.run();
+}
