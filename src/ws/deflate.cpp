@@ -280,20 +280,22 @@ struct Inflater::State : CountedStream {
         return code;
     }
     // Starts a new deflate stream after a final block, keeping the window: later blocks may
-    // refer back across it.
-    void restart() {
-        std::string dict(std::size_t{1} << window, '\0');
-        uInt n = 0;
-        inflateGetDictionary(&z, reinterpret_cast<Bytef*>(dict.data()), &n);
-        inflateReset(&z);
-        if (n) inflateSetDictionary(&z, reinterpret_cast<Bytef*>(dict.data()), n);
-    }
+    // refer back across it. (inflateResetKeep is zlib's own, declared in zlib.h since 1.2.8;
+    // copying the window out and back in would cost 32 KB per 2-byte final block.)
+    void restart() noexcept { inflateResetKeep(&z); }
     std::uint16_t feed(std::string_view in, std::string& out, std::size_t limit);
 };
 
-// Inflates `in` into `out`, never letting out grow past limit + 1 bytes: each step's output
-// room is cut to one byte over the limit, so a bomb stops within a step of crossing it.
+// Inflates `in` into `out`, never letting out grow past limit + 1 bytes: the room given to
+// zlib is cut to one byte over the limit, so a bomb stops within a byte of crossing it.
+// Room is zero-filled once and kept across calls, which may each write only a few bytes.
 std::uint16_t Inflater::State::feed(std::string_view in, std::string& out, std::size_t limit) {
+    struct Trim {  // on every way out, `out` ends at the last byte written
+        std::string& out;
+        std::size_t used;
+        ~Trim() { out.resize(used); }
+    } t{out, out.size()};
+    const std::size_t start = out.size();
     std::size_t step = std::clamp(in.size() * 4, kMinStep, kMaxStep);
     bool full = false;  // the last call filled its room: zlib may hold more output
     while (!in.empty() || z.avail_in || full) {
@@ -303,16 +305,16 @@ std::uint16_t Inflater::State::feed(std::string_view in, std::string& out, std::
             z.avail_in = uInt(n);
             in.remove_prefix(n);
         }
-        const std::size_t room = limit > out.size() ? limit - out.size() : 0;
-        const std::size_t chunk = std::min(step, room + 1);
-        const std::size_t old = out.size();
-        out.resize(old + chunk);
-        z.next_out = reinterpret_cast<Bytef*>(out.data() + old);
-        z.avail_out = uInt(chunk);
+        if (out.size() == t.used) {
+            const std::size_t room = limit > t.used ? limit - t.used : 0;
+            out.resize(t.used + std::min(step, room + 1));
+        }
+        z.next_out = reinterpret_cast<Bytef*>(out.data() + t.used);
+        z.avail_out = uInt(out.size() - t.used);
         const uInt had = z.avail_in;
         const int rc = ::inflate(&z, Z_NO_FLUSH);
-        out.resize(old + chunk - z.avail_out);
-        if (out.size() > limit && out.size() > old) return close_code::message_too_big;
+        t.used = out.size() - z.avail_out;
+        if (t.used > std::max(limit, start)) return close_code::message_too_big;
         if (z.avail_in != had) fresh = false;
         if (rc == Z_MEM_ERROR) throw std::bad_alloc();
         if (rc != Z_OK && rc != Z_BUF_ERROR && rc != Z_STREAM_END)

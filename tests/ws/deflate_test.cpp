@@ -370,6 +370,20 @@ TEST(DeflateVectors, FinalBlock) {
     EXPECT_EQ(out, "Hello");
 }
 
+// Regression: restarting after each final block once copied the 32 KB window out and back,
+// so a message of 2-byte empty final blocks cost 16 KB of copying per input byte.
+TEST(DeflateVectors, ManyFinalBlocksStayCheap) {
+    std::string msg = "\xf3\x48\xcd\xc9\xc9\x07\x00"s;     // "Hello", final
+    for (int i = 0; i < 500000; ++i) msg += "\x03\x00"sv;  // empty fixed-Huffman final block
+    msg += "\xf2\x00\x11\x00\x00"sv;                       // "Hello" again, from the window
+    Inflater in(DeflateParams{});
+    std::string out;
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(inflate_all(in, msg, out), 0);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+    EXPECT_EQ(out, "HelloHello");
+}
+
 TEST(DeflateInflate, ManyPieces) {
     DeflateParams p;
     p.server_no_context_takeover = false;
