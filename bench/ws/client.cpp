@@ -468,8 +468,9 @@ int LoadClient::run() {
     if (!wait_until(t_connect + std::chrono::seconds(30), &LoadClient::all_open) || failed_ > 0) {
         std::fprintf(stderr, "vela_ws_load: %zu of %zu connections open after the handshakes\n",
                      open_, conns_.size());
+        // Connections that failed are in errors_ already; add those still not open.
         std::printf("errors=%llu\n",
-                    static_cast<unsigned long long>(errors_ + conns_.size() - open_));
+                    static_cast<unsigned long long>(errors_ + conns_.size() - open_ - failed_));
         return 1;
     }
     const double handshake_s = std::chrono::duration<double>(Clock::now() - t_connect).count();
