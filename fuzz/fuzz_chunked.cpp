@@ -2,6 +2,8 @@
 // checks that decoded bytes never overtake raw bytes and that the same input decodes the
 // same way whole and in pieces.
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +42,30 @@ Out decode(const std::uint8_t* data, std::size_t size, std::size_t step,
 }
 }  // namespace
 
+// The streaming use (a driver handing decoded bytes out as they come): after each feed the
+// decoded bytes are taken and the raw bytes read are dropped from the front of the buffer.
+Out decode_streaming(const std::uint8_t* data, std::size_t size, std::size_t step,
+                     const vela::ParserLimits& limits) {
+    std::vector<char> buf;  // unconsumed raw bytes only
+    vela::ChunkedDecoder d;
+    d.reset(&limits);
+    Out o{vela::ChunkedDecoder::Result::need_more};
+    std::size_t fed = 0;
+    while (fed < size || !buf.empty()) {
+        const std::size_t n = std::min(step ? step : size, size - fed);
+        buf.insert(buf.end(), data + fed, data + fed + n);
+        fed += n;
+        o.r = d.feed(buf.data(), buf.size());
+        check(d.decoded_size() <= d.raw_size() && d.raw_size() <= buf.size());
+        o.body.append(buf.data(), d.decoded_size());
+        o.raw += d.raw_size();
+        buf.erase(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(d.raw_size()));
+        d.drop();
+        if (o.r != vela::ChunkedDecoder::Result::need_more || (n == 0 && fed == size)) break;
+    }
+    return o;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     vela::ParserLimits limits;
     limits.max_body = 8192;
@@ -49,5 +75,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(whole.r == pieces.r);
     if (whole.r == vela::ChunkedDecoder::Result::done)
         check(whole.body == pieces.body && whole.raw == pieces.raw);
+    Out streamed = decode_streaming(data, size, size ? 1 + data[size - 1] % 13 : 1, limits);
+    check(whole.r == streamed.r);
+    if (whole.r == vela::ChunkedDecoder::Result::done)
+        check(whole.body == streamed.body && whole.raw == streamed.raw);
     return 0;
 }

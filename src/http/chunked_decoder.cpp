@@ -19,6 +19,8 @@ void ChunkedDecoder::reset(const ParserLimits* limits) noexcept {
     state_ = State::size;
     error_ = Status::BadRequest;
     read_ = write_ = 0;
+    dropped_ = 0;
+    max_body_ = limits->max_body;
     chunk_left_ = 0;
     line_len_ = trailer_bytes_ = trailer_count_ = 0;
     digits_ = 0;
@@ -84,7 +86,7 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
                 if (chunk_left_ == 0) {
                     state_ = State::trailer_start;  // last-chunk
                 } else {
-                    if (chunk_left_ > limits_->max_body - write_)
+                    if (chunk_left_ > max_body_ - dropped_ - write_)
                         return fail(Status::PayloadTooLarge);
                     state_ = State::data;
                 }

@@ -42,6 +42,8 @@ void Request::reset() noexcept {
     param_count_ = 0;
     attr_count_ = 0;
     headers_.clear();
+    streamed_body_ = nullptr;
+    whole_body_.reset();
 }
 
 void Request::set_decoded_path(std::string decoded) {

@@ -143,10 +143,15 @@ ParseResult RequestParser::parse(char* data, std::size_t n, Request& req) {
             last_data_ = data;
             r = parse_head(data, req);
             if (r == ParseResult::error) return r;
+            // The driver decides whether the route streams the body (a chunked body would be
+            // decoded in place; one over max_body would be refused) before parsing goes on.
+            if (pause_body_ && (body_too_large() || phase_ == Phase::body_chunked))
+                return ParseResult::incomplete;
             break;
         }
         case Phase::body_length:
         case Phase::body_chunked:
+            if (body_too_large()) return fail(Status::PayloadTooLarge, "body too large");
             if (data != last_data_) {
                 // The buffer moved: the head's views point at the old bytes. Re-read it.
                 // The decoder's progress (bytes already decoded in place) must survive.
@@ -414,7 +419,10 @@ ParseResult RequestParser::parse_fields(std::string_view fields, Request& req) {
         phase_ = Phase::body_chunked;
         chunked_.reset(limits_);
     } else if (has_cl) {
-        if (content_length_ > limits_->max_body)
+        // A body over max_body may still suit a streaming route: the driver decides once it
+        // knows the route (body_too_large()); parsing it further here fails.
+        if (content_length_ > limits_->max_body &&
+            (!pause_body_ || content_length_ > limits_->max_streamed_body))
             return fail(Status::PayloadTooLarge, "body too large");
         phase_ = content_length_ ? Phase::body_length : Phase::done;
     } else {

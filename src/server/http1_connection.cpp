@@ -22,6 +22,7 @@ Http1Connection::Http1Connection(ServerWorker& worker, int fd, std::unique_ptr<t
       loop_(worker.loop()),
       parser_(&worker.options().limits),
       tls_(std::move(tls)) {
+    parser_.pause_after_body_head(true);  // a streaming route may take the body (process())
     io_.fd = fd;
     io_.sink = this;
     if (tls_) {
@@ -102,6 +103,15 @@ Buffer& Http1Connection::read_buffer() {
 }
 
 bool Http1Connection::on_read(ssize_t n) {
+    if (body_streaming_) [[unlikely]] {
+        if (n <= 0 && !body_done_ && body_error_ == Status::OK)
+            body_error_ = Status::BadRequest;  // the client went away mid-body
+        if (n > 0) {
+            body_arrived();
+            return !closed_ && io_.reading;
+        }
+        body_arrived();
+    }
     if (n <= 0) {
         // Peer closed or reset. Responses not yet written are of no use to anybody if it
         // reset; after a clean half-close they are still flushed.
@@ -145,6 +155,21 @@ void Http1Connection::process() {
         ParseResult r = parser_.parse(in_.data(), in_.size(), *req_);
         if (r == ParseResult::incomplete) {
             if (parser_.head_complete()) {
+                if (!body_checked_) {
+                    // Asked once per request whose body did not come with its head (a
+                    // small request never gets here).
+                    body_checked_ = true;
+                    if (worker_.handler().streams_body(*req_)) {
+                        start_body_stream();
+                        if (!dispatch()) break;  // the handler reads the body
+                        continue;
+                    }
+                    if (parser_.body_too_large()) {
+                        reject(Status::PayloadTooLarge);
+                        break;
+                    }
+                    continue;  // parse on: the body may be here already (chunked pauses)
+                }
                 if (phase_ != Phase::body) set_phase(Phase::body, opt.body_timeout);
                 if (parser_.expects_continue() && !continue_sent_) {
                     if (out_.capacity() == 0) loop_.buffers().acquire(out_);
@@ -221,8 +246,10 @@ bool Http1Connection::dispatch() {
     inline_result_ = nullptr;
     if (!ready && !completed_inline_) {
         busy_ = true;
-        loop_.io().stop_reading(io_);
-        loop_.wheel().cancel(timer_);  // no timeout runs against the application
+        if (!body_waiter_) {  // (a handler reading its streamed body keeps both)
+            loop_.io().stop_reading(io_);
+            loop_.wheel().cancel(timer_);  // no timeout runs against the application
+        }
         return false;
     }
     finish(resp);
@@ -264,8 +291,10 @@ void Http1Connection::finish(Response& r) {
     const bool head = req_->method() == Method::HEAD;
     const bool streamed = r.streaming();
     // An HTTP/1.0 client reads a streamed body until the connection closes.
+    // The rest of an unread streamed request body cannot be told from the next request.
+    const bool unread_body = body_streaming_ && (!body_done_ || body_error_ != Status::OK);
     const bool keep = req_->keep_alive() && !r.wants_close() && !worker_.draining() &&
-                      !(streamed && http10 && !head);
+                      !(streamed && http10 && !head) && !unread_body;
     // A large body goes out from its own string, after the head (no copy).
     const bool direct = !streamed && !head &&
                         r.body().size() >= worker_.options().direct_body_min &&
@@ -287,8 +316,16 @@ void Http1Connection::finish(Response& r) {
     } else {
         recycle_body(std::move(r.mutable_body()));  // copied out: its storage serves the next one
     }
+    if (body_streaming_) [[unlikely]] {
+        if (unread_body) {
+            in_.clear();
+            body_hold_ = 0;
+        }
+        end_body_stream();
+    }
     in_.consume(parser_.consumed());
     parser_.reset();
+    body_checked_ = false;
     continue_sent_ = false;
     if (!keep) close_after_ = true;
     if (in_.empty() || body_in_flight()) {
@@ -408,12 +445,12 @@ bool Http1Connection::flush() {
         }
         budget -= static_cast<std::size_t>(n);
     }
-    if (out_.empty() && !body_in_flight()) {
-        if (out_.capacity()) loop_.buffers().release(out_);
-        if (close_after_ && !busy_) {
-            begin_linger();
-            return !closed_;
-        }
+    // An empty output buffer goes back to the pool, also while a stream waits for its
+    // producer (pump_stream takes one again): an idle event stream holds no 16 KiB buffer.
+    if (out_.empty() && out_.capacity()) loop_.buffers().release(out_);
+    if (out_.empty() && !body_in_flight() && close_after_ && !busy_) {
+        begin_linger();
+        return !closed_;
     }
     if (!busy_ && in_.empty()) {
         if (in_.capacity()) loop_.buffers().release(in_);
@@ -510,6 +547,147 @@ void Http1Connection::hand_over_to_http2(std::unique_ptr<Request> upgraded, std:
     h2->start();
 }
 
+// ---- streaming request bodies ---------------------------------------------------------------
+
+class Http1Connection::BodyFeed final : public BodyReader {
+  public:
+    explicit BodyFeed(Http1Connection& c) noexcept : c_(c) {}
+    std::uint64_t received() const noexcept override { return received_; }
+    std::uint64_t received_ = 0;
+
+  protected:
+    bool ready() override { return c_.body_extract(); }
+    void wait(std::coroutine_handle<> h) override { c_.body_wait(h); }
+    BodyChunk take() override { return c_.body_take(); }
+
+  private:
+    Http1Connection& c_;
+};
+
+// The route reads this request's body itself: keep the head (the buffer will be reused for
+// the body), and hand the body out as it comes.
+void Http1Connection::start_body_stream() {
+    const std::size_t head = parser_.head_size();
+    stream_head_.assign(in_.data(), head);
+    req_->rebase(in_.data(), head, stream_head_.data());
+    in_.consume(head);
+    body_chunked_ = parser_.body_chunked();
+    body_left_ = body_chunked_ ? 0 : parser_.content_length();
+    if (body_chunked_) {
+        body_decoder_.reset(&worker_.options().limits);
+        body_decoder_.set_max_body(worker_.options().limits.max_streamed_body);
+    }
+    body_done_ = !body_chunked_ && body_left_ == 0;
+    body_error_ = Status::OK;
+    body_hold_ = 0;
+    have_chunk_ = chunk_end_ = false;
+    if (!body_feed_) body_feed_ = std::make_unique<BodyFeed>(*this);
+    body_feed_->received_ = 0;
+    req_->set_body_stream(body_feed_.get());
+    body_streaming_ = true;
+    if (parser_.expects_continue() && !continue_sent_) {
+        if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+        write_continue(out_);
+        continue_sent_ = true;
+    }
+}
+
+// Finds the next chunk (or the end, or an error) in the buffered bytes; false when more
+// bytes must arrive first.
+bool Http1Connection::body_extract() {
+    if (have_chunk_) return true;
+    if (body_hold_) {
+        in_.consume(body_hold_);
+        body_hold_ = 0;
+    }
+    if (body_error_ != Status::OK || body_done_) {
+        chunk_ = {};
+        chunk_end_ = true;
+        have_chunk_ = true;
+        return true;
+    }
+    if (!body_chunked_) {
+        const std::size_t n =
+            static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, in_.size()));
+        if (n == 0) return false;
+        chunk_ = std::string_view(in_.data(), n);
+        body_hold_ = n;
+        body_left_ -= n;
+        body_done_ = body_left_ == 0;
+    } else {
+        if (in_.empty()) return false;
+        const ChunkedDecoder::Result r = body_decoder_.feed(in_.data(), in_.size());
+        if (r == ChunkedDecoder::Result::error) {
+            body_error_ = body_decoder_.error();
+            chunk_ = {};
+            chunk_end_ = have_chunk_ = true;
+            return true;
+        }
+        const std::size_t decoded = body_decoder_.decoded_size();
+        const std::size_t raw = body_decoder_.raw_size();
+        body_decoder_.drop();
+        body_done_ = r == ChunkedDecoder::Result::done;
+        if (decoded == 0 && !body_done_) {
+            in_.consume(raw);  // framing only so far
+            return false;
+        }
+        chunk_ = std::string_view(in_.data(), decoded);
+        body_hold_ = raw;
+    }
+    body_feed_->received_ += chunk_.size();
+    chunk_end_ = body_done_;
+    have_chunk_ = true;
+    return true;
+}
+
+BodyChunk Http1Connection::body_take() {
+    have_chunk_ = false;
+    // The chunk is a view into in_: nothing may be read into the buffer until the next read().
+    if (io_.reading) loop_.io().stop_reading(io_);
+    if (body_error_ != Status::OK) return BodyChunk{{}, true, body_error_};
+    return BodyChunk{chunk_, chunk_end_, Status::OK};
+}
+
+void Http1Connection::body_wait(std::coroutine_handle<> h) {
+    body_waiter_ = h;
+    if (closed_) {
+        body_error_ = Status::BadRequest;
+        loop_.defer([this] { body_arrived(); });
+        return;
+    }
+    if (body_hold_) {  // the previous chunk's bytes go before reading more
+        in_.consume(body_hold_);
+        body_hold_ = 0;
+    }
+    deadline_ms_ =
+        loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().body_timeout.count());
+    arm_timer();
+    // From the loop, not from here: read_into reads at once and would resume the handler
+    // inside its own read(), one stack frame deeper per chunk.
+    if (!io_.reading && !peer_gone_)
+        loop_.defer([this] {
+            if (!closed_ && body_waiter_ && !io_.reading && !peer_gone_) loop_.io().read_into(io_);
+        });
+}
+
+// Bytes (or the end of the socket, or a timeout) for a handler waiting in read().
+void Http1Connection::body_arrived() {
+    deadline_ms_ =
+        loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().body_timeout.count());
+    if (!body_waiter_ || !body_extract()) return;
+    std::coroutine_handle<> h = std::exchange(body_waiter_, {});
+    h.resume();
+}
+
+void Http1Connection::end_body_stream() noexcept {
+    if (body_hold_) in_.consume(body_hold_);
+    body_hold_ = 0;
+    body_streaming_ = false;
+    body_waiter_ = {};
+    have_chunk_ = false;
+    std::string().swap(stream_head_);
+}
+
 // A 101 from ws_accept(): the head goes out, then the socket, the TLS transform, the bytes
 // behind the request and the request itself go to a WebSocket driver in this one's place.
 void Http1Connection::hand_over_to_websocket(std::shared_ptr<Upgrade> u, const Response& r) {
@@ -565,6 +743,17 @@ void Http1Connection::timer_fired(TimerWheel::Entry* e) {
 }
 
 void Http1Connection::on_timeout() {
+    if (busy_ && body_waiter_ && !closed_) {
+        // A streamed body that stopped arriving: the handler's read() reports 408.
+        const std::uint64_t now = loop_.now_ms();
+        if (now < deadline_ms_) {
+            loop_.wheel().schedule(timer_, now, deadline_ms_ - now);
+            return;
+        }
+        body_error_ = Status::RequestTimeout;
+        body_arrived();
+        return;
+    }
     if (closed_ || busy_) return;
     const std::uint64_t now = loop_.now_ms();
     if (now < deadline_ms_) {

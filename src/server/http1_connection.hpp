@@ -21,6 +21,7 @@
 #include <string>
 
 #include "vela/base/buffer.hpp"
+#include "vela/http/chunked_decoder.hpp"
 #include "vela/http/request_parser.hpp"
 #include "vela/reactor/timer_wheel.hpp"
 #include "vela/server/handler.hpp"
@@ -71,6 +72,15 @@ class Http1Connection final : public Connection, public ResponseSink {
     ssize_t send(const iovec* v, int n) {
         return tls_ ? tls_->write(v, n) : loop_.io().write_from(io_, v, n);
     }
+    // A streaming route's body (App::streaming), read as the handler asks for it.
+    class BodyFeed;
+    friend class BodyFeed;
+    void start_body_stream();
+    bool body_extract();
+    void body_wait(std::coroutine_handle<> h);
+    BodyChunk body_take();
+    void body_arrived();
+    void end_body_stream() noexcept;
     bool h2c_preface() const noexcept;
     bool try_h2c_upgrade();
     void hand_over_to_http2(std::unique_ptr<Request> upgraded, std::string settings);
@@ -114,6 +124,21 @@ class Http1Connection final : public Connection, public ResponseSink {
     bool stream_ended_ = false;    // a stream (or direct body) finished: what follows may proceed
     bool handshaking_ = false;     // counted in the worker's handshakes in progress
     bool first_request_ = true;    // only the first request may be an h2c preface or upgrade
+    // Streaming request body state (idle otherwise).
+    bool body_checked_ = false;    // the handler was asked whether this request streams
+    bool body_streaming_ = false;  // the handler reads this request's body as it arrives
+    bool body_chunked_ = false;
+    bool body_done_ = false;   // every body byte was handed out
+    bool have_chunk_ = false;  // chunk_ extracted and not yet taken
+    bool chunk_end_ = false;
+    Status body_error_ = Status::OK;
+    std::uint64_t body_left_ = 0;  // Content-Length bytes still to come
+    std::size_t body_hold_ = 0;    // bytes of in_ the last chunk occupies (dropped on the next)
+    std::string_view chunk_;
+    std::coroutine_handle<> body_waiter_;
+    ChunkedDecoder body_decoder_;
+    std::string stream_head_;  // the streamed request's head (its views point here)
+    std::unique_ptr<BodyFeed> body_feed_;
 };
 
 }  // namespace vela::detail

@@ -3,11 +3,16 @@
 
 #include "vela/server/stream.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
-#include <deque>
+#include <cerrno>
+#include <cstring>
+#include <vector>
 
 #include "body_pipe.hpp"
+#include "vela/base/log.hpp"
 #include "vela/reactor/loop.hpp"
 
 namespace vela::detail {
@@ -19,12 +24,39 @@ thread_local const bool* tl_draining = nullptr;
 void set_loop_draining_flag(const bool* flag) noexcept { tl_draining = flag; }
 bool loop_draining() noexcept { return tl_draining && *tl_draining; }
 
+// The chunks waiting for the connection, oldest first. A vector with a read index rather
+// than a std::deque: an empty libstdc++ deque still holds its map and one 512-byte node,
+// which every idle event stream would pay.
+struct ChunkQueue {
+    std::vector<std::string> v;
+    std::size_t head = 0;
+
+    bool empty() const noexcept { return head == v.size(); }
+    void push(std::string_view c) { v.emplace_back(c); }
+    std::string pop() {
+        std::string c = std::move(v[head++]);
+        if (head == v.size()) {
+            clear();
+        } else if (head >= 8 && head * 2 >= v.size()) {  // never drained: drop the taken
+            v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+            head = 0;
+        }
+        return c;
+    }
+    // Keeps a small capacity for the next chunks, not what a burst of tiny ones grew.
+    void clear() noexcept {
+        if (v.capacity() > 16) std::vector<std::string>().swap(v);
+        v.clear();
+        head = 0;
+    }
+};
+
 // The queue between a producer coroutine and the connection that sends its bytes. Lives on
 // one loop; shared by the producer's side (BodyWriter) and the driver's (PipeSource).
 struct BodyPipe : std::enable_shared_from_this<BodyPipe> {
     BodyProducer producer;
     std::size_t high_water = 0;
-    std::deque<std::string> chunks;
+    ChunkQueue chunks;
     std::size_t bytes = 0;
     bool started = false;
     bool done = false;  // the producer returned
@@ -74,7 +106,7 @@ struct BodyPipe : std::enable_shared_from_this<BodyPipe> {
         if (gone) return -1;
         if (bytes >= high_water && bytes > 0) return 0;
         if (!chunk.empty()) {
-            chunks.emplace_back(chunk);
+            chunks.push(chunk);
             bytes += chunk.size();
             if (loop) last_write_ms = loop->now_ms();
             notify();
@@ -140,8 +172,7 @@ struct PipeSource {
         BodyPipe& p = *pipe;
         if (!p.started) p.start();
         if (!p.chunks.empty()) {
-            std::string c = std::move(p.chunks.front());
-            p.chunks.pop_front();
+            std::string c = p.chunks.pop();
             p.bytes -= c.size();
             if (p.waiting && p.bytes < p.high_water / 2 + 1) p.release_writer();
             return c;
@@ -203,6 +234,50 @@ Response make_stream(Response r, BodyProducer producer, std::size_t high_water,
 
 Response stream_body(Response r, BodyProducer producer, std::size_t high_water) {
     return make_stream(std::move(r), std::move(producer), high_water, {}, {});
+}
+
+// ---- request bodies to files ----------------------------------------------------------------
+
+Task<Status> save_body_to(Request& req, std::string path, std::uint64_t max_bytes) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        log::error("save_body_to: cannot open {}: {}", path, std::strerror(errno));
+        co_return Status::InternalServerError;
+    }
+    Status result = Status::OK;
+    std::uint64_t total = 0;
+    for (;;) {
+        BodyChunk c = co_await req.body_stream().read();
+        if (c.error != Status::OK) {
+            result = c.error;
+            break;
+        }
+        total += c.data.size();
+        if (total > max_bytes) {
+            result = Status::PayloadTooLarge;
+            break;
+        }
+        const char* p = c.data.data();
+        std::size_t left = c.data.size();
+        while (left > 0) {
+            const ssize_t n = ::write(fd, p, left);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                log::error("save_body_to: cannot write {}: {}", path, std::strerror(errno));
+                result = Status::InternalServerError;
+                break;
+            }
+            p += n;
+            left -= static_cast<std::size_t>(n);
+        }
+        if (result != Status::OK || c.end) break;
+    }
+    if (::close(fd) != 0 && result == Status::OK) {
+        log::error("save_body_to: cannot write {}: {}", path, std::strerror(errno));
+        result = Status::InternalServerError;
+    }
+    if (result != Status::OK) ::unlink(path.c_str());
+    co_return result;
 }
 
 // ---- server-sent events ---------------------------------------------------------------------

@@ -79,6 +79,7 @@ class App::Handler final : public HttpHandler {
     bool handle(Request& req, Response& out, ResponseSink& sink) override {
         return app_.dispatch(req, out, sink);
     }
+    bool streams_body(Request& req) override { return app_.streams_body(req); }
 
   private:
     App& app_;
@@ -185,6 +186,12 @@ Response App::answer_unrouted(const Request& req, const Router::Match& m) const 
         return r;
     }
     return Response::text("Not Found", Status::NotFound);
+}
+
+bool App::streams_body(Request& req) {
+    Router::Match m = router_.match(req.method(), req.path(), req);
+    return m.kind == Router::Match::Kind::found &&
+           endpoints_[static_cast<std::size_t>(m.endpoint)].stream_body;
 }
 
 bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {

@@ -317,5 +317,42 @@ TEST(ChunkedDecoder, ResetStartsAFreshBody) {
     EXPECT_EQ(d.raw_size(), good.size());
 }
 
+// The streaming use: decoded bytes handed out after each feed, the raw bytes read dropped
+// from the buffer, decoding going on with what follows (a driver's streamed request body).
+TEST(ChunkedDecoder, DropHandsOutPiecesAndCountsTheLimitAcrossThem) {
+    ParserLimits limits;
+    ChunkedDecoder d;
+    d.reset(&limits);
+    d.set_max_body(12);
+    const std::string raw = "5\r\nhello\r\n6;x=y\r\n world\r\n0\r\nT: v\r\n\r\n";
+    for (std::size_t step : {1, 2, 3, 7, 64}) {
+        d.reset(&limits);
+        d.set_max_body(12);
+        std::string buf, body;
+        Result r = Result::need_more;
+        for (std::size_t fed = 0; fed < raw.size() && r == Result::need_more;) {
+            const std::size_t n = std::min(step, raw.size() - fed);
+            buf.append(raw, fed, n);
+            fed += n;
+            r = d.feed(buf.data(), buf.size());
+            body.append(buf.data(), d.decoded_size());
+            buf.erase(0, d.raw_size());
+            d.drop();
+        }
+        EXPECT_EQ(r, Result::done) << "step " << step;
+        EXPECT_EQ(body, "hello world") << "step " << step;
+        EXPECT_TRUE(buf.empty()) << "step " << step;
+    }
+    // 11 bytes went out before; a 2-byte chunk passes the 12-byte limit.
+    d.reset(&limits);
+    d.set_max_body(12);
+    std::string a = "b\r\nhello world\r\n";
+    ASSERT_EQ(d.feed(a.data(), a.size()), Result::need_more);
+    d.drop();
+    std::string b = "2\r\n";
+    EXPECT_EQ(d.feed(b.data(), b.size()), Result::error);
+    EXPECT_EQ(d.error(), Status::PayloadTooLarge);
+}
+
 }  // namespace
 }  // namespace vela

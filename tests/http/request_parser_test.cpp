@@ -618,5 +618,39 @@ TEST(RequestParser, ChunkedBodySurvivesBufferMoveAfterFirstChunk) {
     EXPECT_EQ(req.body(), "hello world");
 }
 
+// A driver that may stream bodies (pause_after_body_head): the parser stops after the head
+// of a chunked request before decoding in place, and after a Content-Length over max_body
+// that a streaming route could take; parsing on goes as without the pause.
+TEST(RequestParserPause, StopsAfterTheHeadOfBodiesADriverMayStream) {
+    ParserLimits limits;
+    limits.max_body = 10;
+    limits.max_streamed_body = 1000;
+    RequestParser p(&limits);
+    p.pause_after_body_head(true);
+    Request req;
+    std::string chunked =
+        "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "3\r\nabc\r\n0\r\n\r\n";
+    ASSERT_EQ(p.parse(chunked.data(), chunked.size(), req), ParseResult::incomplete);
+    EXPECT_TRUE(p.head_complete());
+    EXPECT_TRUE(p.body_chunked());
+    EXPECT_EQ(chunked.substr(p.head_size(), 3), "3\r\n");  // not decoded yet
+    ASSERT_EQ(p.parse(chunked.data(), chunked.size(), req), ParseResult::complete);
+    EXPECT_EQ(req.body(), "abc");
+
+    p.reset();
+    std::string big = "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 500\r\n\r\nxyz";
+    ASSERT_EQ(p.parse(big.data(), big.size(), req), ParseResult::incomplete);
+    EXPECT_TRUE(p.body_too_large());
+    EXPECT_EQ(p.content_length(), 500u);
+    EXPECT_EQ(p.parse(big.data(), big.size(), req), ParseResult::error);
+    EXPECT_EQ(p.error(), Status::PayloadTooLarge);
+
+    p.reset();
+    std::string huge = "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5000\r\n\r\n";
+    EXPECT_EQ(p.parse(huge.data(), huge.size(), req), ParseResult::error);  // over both
+    EXPECT_EQ(p.error(), Status::PayloadTooLarge);
+}
+
 }  // namespace
 }  // namespace vela

@@ -29,6 +29,15 @@ class ChunkedDecoder {
     std::size_t decoded_size() const noexcept { return write_; }
     /// Raw bytes the chunked body occupied (valid after done).
     std::size_t raw_size() const noexcept { return read_; }
+    /// For a body streamed as it arrives: forgets the decoded bytes (handed out) and the raw
+    /// bytes read so far (the caller drops body[0..raw) from its buffer); decoding goes on
+    /// with what follows, and the size limit counts everything decoded before.
+    void drop() noexcept {
+        dropped_ += write_;
+        write_ = read_ = 0;
+    }
+    /// Sets the largest total body (a streaming route's limit instead of max_body).
+    void set_max_body(std::uint64_t m) noexcept { max_body_ = m; }
     /// The status to answer after error (400, 413 or 431).
     Status error() const noexcept { return error_; }
 
@@ -59,6 +68,8 @@ class ChunkedDecoder {
     Status error_ = Status::BadRequest;
     std::size_t read_ = 0;
     std::size_t write_ = 0;
+    std::uint64_t dropped_ = 0;   // decoded bytes handed out before (streaming)
+    std::uint64_t max_body_ = 0;  // the limit (limits->max_body unless set_max_body)
     std::uint64_t chunk_left_ = 0;
     std::size_t line_len_ = 0;
     std::size_t trailer_bytes_ = 0;

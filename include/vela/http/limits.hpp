@@ -3,6 +3,7 @@
 // (ServerOptions carries one of these).
 
 #include <cstddef>
+#include <cstdint>
 
 namespace vela {
 
@@ -16,6 +17,9 @@ struct ParserLimits {
     std::size_t max_headers = 100;
     /// Largest body (Content-Length or de-chunked total); larger gets 413.
     std::size_t max_body = 16 * 1024 * 1024;
+    /// Largest body of a streaming route (App::streaming), read as it arrives; larger gets
+    /// 413. Other routes buffer their bodies and keep max_body.
+    std::uint64_t max_streamed_body = std::uint64_t{4} << 30;
     /// Longest chunk-size line including extensions; longer gets 400.
     std::size_t max_chunk_line = 1024;
     /// POST, PUT and PATCH without Content-Length or Transfer-Encoding get 411.

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vela/http/body_reader.hpp"
 #include "vela/http/method.hpp"
 
 namespace vela {
@@ -73,6 +74,17 @@ class Request {
     bool keep_alive() const noexcept { return keep_alive_; }
 
     // --- Filled by protocol drivers and the router; handlers do not call these. ---
+    /// The body as a stream (routes registered with App::streaming read large bodies as they
+    /// arrive; elsewhere it hands out the buffered body() in one chunk).
+    BodyReader& body_stream() noexcept {
+        if (streamed_body_) return *streamed_body_;
+        whole_body_.point_at(&body_);
+        return whole_body_;
+    }
+    /// True when the body is being streamed (body() is then empty).
+    bool body_streamed() const noexcept { return streamed_body_ != nullptr; }
+    /// Attaches the driver's streaming reader (nullptr: the buffered body).
+    void set_body_stream(BodyReader* r) noexcept { streamed_body_ = r; }
     /// Points every view that lies in [from, from + len) at the same offset from `to`
     /// instead (a driver that copies the request's bytes to keep them, e.g. WebSocket).
     void rebase(const char* from, std::size_t len, const char* to) noexcept;
@@ -145,6 +157,8 @@ class Request {
     std::array<Param, kMaxParams> params_{};
     std::vector<Attribute> attributes_;  // slots are reused: size() is the high-water mark
     std::string decoded_path_;
+    BodyReader* streamed_body_ = nullptr;
+    WholeBodyReader whole_body_;
 };
 
 /// Percent-decodes `in`; with `plus_is_space` '+' becomes ' ' (query strings). Returns

@@ -66,6 +66,22 @@ class RequestParser {
     bool started() const noexcept { return scan_ > 0; }
     /// True when the head carried an Upgrade field (only meaningful after the head).
     bool upgrade() const noexcept { return upgrade_; }
+    /// After head_complete(): the body is chunked (else it has content_length() bytes).
+    bool body_chunked() const noexcept { return phase_ == Phase::body_chunked; }
+    /// After head_complete(): the Content-Length of a body that is not chunked.
+    std::uint64_t content_length() const noexcept { return content_length_; }
+    /// After head_complete(): bytes before the body (the head, and empty lines before it).
+    std::size_t head_size() const noexcept { return head_end_; }
+    /// After head_complete() with pause_after_body_head: a Content-Length over max_body
+    /// (fine only for a streaming route; parsing on answers 413).
+    bool body_too_large() const noexcept {
+        return phase_ == Phase::body_length && content_length_ > limits_->max_body;
+    }
+    /// With `on`, parse() returns `incomplete` right after the head of a chunked request
+    /// (before decoding any of its body in place) or of one whose Content-Length is over
+    /// max_body but within max_streamed_body, so a driver can decide to stream the body
+    /// itself; the next call goes on as usual (413 for the latter).
+    void pause_after_body_head(bool on) noexcept { pause_body_ = on; }
     /// Prepares for the next request.
     void reset() noexcept;
     /// Checks an origin-form or asterisk-form target (an HTTP/2 :path) by the same rules as a
@@ -103,6 +119,7 @@ class RequestParser {
     std::uint64_t content_length_ = 0;
     bool expect_continue_ = false;
     bool upgrade_ = false;
+    bool pause_body_ = false;
     ChunkedDecoder chunked_;
 };
 

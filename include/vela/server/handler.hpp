@@ -32,6 +32,13 @@ class HttpHandler {
     /// response will be delivered through `sink.complete()` (possibly before this returns);
     /// `req` stays valid until then. Exceptions escaping become a 500.
     virtual bool handle(Request& req, Response& out, ResponseSink& sink) = 0;
+    /// Asked when a request's head is in and its body still arriving: true when its route
+    /// reads the body as a stream (it is then dispatched at once, with req.body_stream()
+    /// fed as bytes arrive). The router may bind path parameters into `req` meanwhile.
+    virtual bool streams_body(Request& req) {
+        (void)req;
+        return false;
+    }
 };
 
 }  // namespace vela

@@ -80,6 +80,13 @@ using BodyProducer = std::function<Task<void>(BodyWriter&)>;
 /// the body early (HTTP/1.1: the connection closes; HTTP/2: RST_STREAM INTERNAL_ERROR).
 Response stream_body(Response r, BodyProducer producer, std::size_t high_water = 256 * 1024);
 
+/// Writes the request body to the file `path` (created or truncated, mode 0644) as it
+/// arrives, at most `max_bytes` of it. Returns Status::OK; the body's own error (413, 400,
+/// 408); PayloadTooLarge past `max_bytes`; or InternalServerError when the file cannot be
+/// written (logged). On any error the file is removed. File writes block the loop briefly
+/// (the page cache takes them); on a slow disk use a worker thread instead.
+Task<Status> save_body_to(Request& req, std::string path, std::uint64_t max_bytes);
+
 /// One server-sent event (HTML Living Standard, "Server-sent events").
 struct SseEvent {
     /// The data; a multi-line value becomes one "data:" line per line.

@@ -51,6 +51,7 @@ struct Endpoint {
     GroupData* group = nullptr;
     std::vector<const Middleware*> chain;  // resolved when the app starts
     bool all_sync = true;
+    bool stream_body = false;  // reads its request body as it arrives (App::streaming)
 };
 
 template <class F>
@@ -164,6 +165,15 @@ class App {
         add_route(method, pattern, make_handler(std::forward<F>(f)), root_);
         return *this;
     }
+    /// Registers a handler that reads its request body as it arrives
+    /// (`co_await req.body_stream().read()`, see body_reader.hpp): it runs as soon as the
+    /// head is in, and bodies up to limits.max_streamed_body pass in bounded memory.
+    template <class F>
+    App& streaming(Method method, std::string_view pattern, F&& f) {
+        add_route(method, pattern, make_handler(std::forward<F>(f)), root_);
+        endpoints_.back().stream_body = true;
+        return *this;
+    }
     /// Registers a GET handler at `p`.
     template <class F>
     App& get(std::string_view p, F&& f) {
@@ -250,6 +260,7 @@ class App {
     void check_not_started(const char* what) const;
     void make_server();
     bool dispatch(Request& req, Response& out, ResponseSink& sink);
+    bool streams_body(Request& req);
     Response answer_unrouted(const Request& req, const Router::Match& m) const;
 
     ServerOptions options_;

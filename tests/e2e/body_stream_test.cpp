@@ -1,0 +1,271 @@
+// Streaming request bodies (App::streaming, req.body_stream()): large uploads in bounded
+// memory with Content-Length and chunked framing, the limits (413), a client that stops
+// sending (408) or leaves, a handler that answers without reading (the connection closes),
+// the next request on the same connection after a fully read body, save_body_to, and the
+// buffered fallback on ordinary routes and over HTTP/2.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "client.hpp"
+#include "sound.hpp"
+#include "vela/vela.hpp"
+
+namespace vela::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Resident memory of this process (the server runs in it), in KiB.
+long rss_kib() {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    return -1;
+}
+
+// A handler that counts the body bytes and sums them (so every byte is checked), answering
+// "<bytes> <sum>" or the body's error status.
+Task<Response> count_body(Request& req) {
+    std::uint64_t total = 0, sum = 0;
+    for (;;) {
+        BodyChunk c = co_await req.body_stream().read();
+        if (c.error != Status::OK) co_return Response(c.error);
+        for (unsigned char ch : c.data) sum += ch;
+        total += c.data.size();
+        if (c.end) break;
+    }
+    co_return Response::text(std::to_string(total) + " " + std::to_string(sum));
+}
+
+class BodyStreamE2e : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        quick_options(app_.options());
+        app_.options().limits.max_body = 64 * 1024;  // buffered routes: small
+        app_.options().limits.max_streamed_body = std::uint64_t{2} << 30;
+        add_basic_routes(app_);
+        app_.streaming(Method::PUT, "/upload", count_body);
+        app_.streaming(Method::POST, "/ignore", [](Request&) { return "not read"; });
+        app_.streaming(Method::PUT, "/save/{name}", [this](Request& req) -> Task<Response> {
+            const std::string path = dir_ + "/" + std::string(req.param("name"));
+            const Status s = co_await save_body_to(req, path, 1 << 20);
+            co_return s == Status::OK ? Response("saved") : Response(s);
+        });
+        app_.post("/buffered", count_body);  // an ordinary route: the body comes whole
+        char tmpl[] = "/tmp/vela-body-XXXXXX";
+        dir_ = ::mkdtemp(tmpl);
+        start_app(app_);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    App app_;
+    std::string dir_;
+};
+
+// Sends `total` bytes of the pattern i % 251 in 64 KiB writes.
+bool send_pattern(Client& c, std::uint64_t total, std::uint64_t& sum) {
+    std::string block(64 * 1024, '\0');
+    std::uint64_t sent = 0;
+    while (sent < total) {
+        const std::size_t n =
+            static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), total - sent));
+        for (std::size_t i = 0; i < n; ++i) {
+            block[i] = static_cast<char>((sent + i) % 251);
+            sum += static_cast<unsigned char>(block[i]);
+        }
+        if (!c.send(std::string_view(block.data(), n))) return false;
+        sent += n;
+    }
+    return true;
+}
+
+TEST_F(BodyStreamE2e, GigabyteUploadWithContentLengthInBoundedMemory) {
+    constexpr std::uint64_t kTotal = 1'000'000'000;
+    const long before = rss_kib();
+    Client c = Client::tcp(app_.port(), Ms{60'000});
+    ASSERT_TRUE(c.send("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                       std::to_string(kTotal) + "\r\n\r\n"));
+    std::uint64_t sum = 0;
+    long peak = before;
+    std::atomic<bool> done{false};
+    std::thread watch([&] {
+        while (!done) {
+            peak = std::max(peak, rss_kib());
+            std::this_thread::sleep_for(20ms);
+        }
+    });
+    ASSERT_TRUE(send_pattern(c, kTotal, sum));
+    auto r = c.read_response();
+    done = true;
+    watch.join();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, std::to_string(kTotal) + " " + std::to_string(sum));
+    // The whole body went through; the server held a buffer or two of it at a time.
+    EXPECT_LT(peak - before, 64 * 1024) << "RSS grew by " << (peak - before) << " KiB";
+    // The connection carries on with the next request.
+    ASSERT_TRUE(c.send(get_request("/")));
+    auto r2 = c.read_response();
+    ASSERT_TRUE(r2);
+    EXPECT_EQ(r2->body, "Hello, World!");
+}
+
+TEST_F(BodyStreamE2e, ChunkedUploadThroughCurl) {
+    // curl reads stdin and sends it chunked (no length known).
+    const std::string cmd =
+        "head -c 50000000 /dev/zero | timeout 60 curl -s -T - -H 'Expect:' "
+        "http://127.0.0.1:" +
+        std::to_string(app_.port()) + "/upload";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[256] = {};
+    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, p);
+    const int status = ::pclose(p);
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(std::string(buf, n), "50000000 0") << "curl status " << status;
+}
+
+TEST_F(BodyStreamE2e, ChunkedPiecesAndPipelinedNextRequest) {
+    Client c = Client::tcp(app_.port());
+    ASSERT_TRUE(c.send("PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    ASSERT_TRUE(c.send("5\r\nhello\r\n"));
+    std::this_thread::sleep_for(30ms);
+    ASSERT_TRUE(c.send("6;ext=1\r\n world\r\n0\r\nTrailer: x\r\n\r\n" + get_request("/hello")));
+    auto r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    std::uint64_t sum = 0;
+    for (unsigned char ch : std::string("hello world")) sum += ch;
+    EXPECT_EQ(r->body, "11 " + std::to_string(sum)) << "status " << r->status;
+    auto r2 = c.read_response();
+    ASSERT_TRUE(r2) << c.error();
+    EXPECT_EQ(r2->body, "Hello, World!");
+}
+
+TEST_F(BodyStreamE2e, ContentLengthOverStreamedLimitIs413) {
+    Client c = Client::tcp(app_.port());
+    ASSERT_TRUE(c.send("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3000000000\r\n\r\n"));
+    auto r = c.read_response();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 413);
+    expect_server_sound(app_);
+}
+
+TEST_F(BodyStreamE2e, BufferedRouteKeepsMaxBody) {
+    // Over max_body on an ordinary route: 413 at once, before the body is sent.
+    Client c = Client::tcp(app_.port());
+    ASSERT_TRUE(c.send("POST /buffered HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"));
+    auto r = c.read_response();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 413);
+    // Within it, the handler reads the buffered body through the same interface.
+    Client d = Client::tcp(app_.port());
+    ASSERT_TRUE(d.send(request_with_body("POST", "/buffered", "abc")));
+    auto r2 = d.read_response();
+    ASSERT_TRUE(r2);
+    EXPECT_EQ(r2->body, "3 294");
+}
+
+TEST_F(BodyStreamE2e, ChunkedOverLimitMidStreamIs413) {
+    app_.options();  // (limits are fixed once started; this app allows 2 GiB)
+    Client c = Client::tcp(app_.port());
+    ASSERT_TRUE(
+        c.send("PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               "100000000\r\n"));  // one chunk of 4 GiB: over the 2 GiB limit
+    auto r = c.read_response();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 413);
+    expect_server_sound(app_);
+}
+
+TEST_F(BodyStreamE2e, MalformedChunkIs400) {
+    Client c = Client::tcp(app_.port());
+    ASSERT_TRUE(
+        c.send("PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               "5\r\nhelloXX"));
+    auto r = c.read_response();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
+    expect_server_sound(app_);
+}
+
+TEST_F(BodyStreamE2e, StalledBodyIs408) {
+    Client c = Client::tcp(app_.port(), Ms{10'000});
+    ASSERT_TRUE(c.send("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc"));
+    const auto t0 = SteadyClock::now();
+    auto r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->status, 408);
+    EXPECT_LT(ms_since(t0), 6000);  // body_timeout is 3 s in quick_options
+    expect_server_sound(app_);
+}
+
+TEST_F(BodyStreamE2e, HandlerThatDoesNotReadClosesTheConnection) {
+    Client c = Client::tcp(app_.port());
+    ASSERT_TRUE(
+        c.send("POST /ignore HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"
+               "some of it"));
+    auto r = c.read_response();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "not read");
+    EXPECT_TRUE(icontains(r->header("connection"), "close"));
+    expect_server_sound(app_);
+}
+
+TEST_F(BodyStreamE2e, ClientLeavingMidBodyLeavesTheServerSound) {
+    {
+        Client c = Client::tcp(app_.port());
+        ASSERT_TRUE(c.send("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"));
+        std::uint64_t sum = 0;
+        ASSERT_TRUE(send_pattern(c, 100'000, sum));
+    }  // closed with the body unfinished
+    std::this_thread::sleep_for(50ms);
+    expect_server_sound(app_);
+}
+
+TEST_F(BodyStreamE2e, SaveBodyToFileAndItsLimit) {
+    Client c = Client::tcp(app_.port());
+    const std::string body(300'000, 'z');
+    ASSERT_TRUE(c.send(request_with_body("PUT", "/save/a.bin", body)));
+    auto r = c.read_response();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "saved");
+    std::ifstream f(dir_ + "/a.bin", std::ios::binary);
+    std::string got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(got, body);
+    // Over save_body_to's own limit (1 MiB): 413, and no file left behind.
+    Client d = Client::tcp(app_.port());
+    ASSERT_TRUE(d.send("PUT /save/b.bin HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n"));
+    std::uint64_t sum = 0;
+    send_pattern(d, 2'000'000, sum);  // the server may close before all of it is sent
+    auto r2 = d.read_response();
+    ASSERT_TRUE(r2);
+    EXPECT_EQ(r2->status, 413);
+    EXPECT_FALSE(std::filesystem::exists(dir_ + "/b.bin"));
+}
+
+TEST_F(BodyStreamE2e, OverHttp2TheBodyIsBuffered) {
+    const std::string cmd =
+        "head -c 30000 /dev/zero | timeout 20 curl -s --http2-prior-knowledge "
+        "-T - http://127.0.0.1:" +
+        std::to_string(app_.port()) + "/upload";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[256] = {};
+    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, p);
+    ::pclose(p);
+    EXPECT_EQ(std::string(buf, n), "30000 0");
+}
+
+}  // namespace
+}  // namespace vela::e2e
