@@ -20,6 +20,8 @@
 
 #include <vela/vela.hpp>
 
+#include "cli.hpp"
+
 namespace {
 
 constexpr std::string_view kUsage =
@@ -61,45 +63,18 @@ struct Options {
     unsigned threads = 0;
 };
 
-[[noreturn]] void usage_error(const std::string& message) {
-    std::fprintf(stderr, "chat: %s (see --help)\n", message.c_str());
-    std::exit(2);
-}
-
-unsigned parse_number(std::string_view option, std::string_view value, unsigned max) {
-    unsigned v = 0;
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (value.empty() || ec != std::errc{} || end != value.data() + value.size() || v > max)
-        usage_error("invalid value '" + std::string(value) + "' for " + std::string(option) +
-                    " (expected 0 to " + std::to_string(max) + ")");
-    return v;
-}
-
 Options parse_args(int argc, char** argv) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string_view arg = argv[i];
-        if (arg == "-h" || arg == "--help") {
-            std::fputs(kUsage.data(), stdout);
-            std::exit(0);
-        }
-        std::optional<std::string_view> inline_value;
-        if (auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-            inline_value = arg.substr(eq + 1);
-            arg = arg.substr(0, eq);
-        }
-        auto value = [&]() -> std::string_view {
-            if (inline_value) return *inline_value;
-            if (i + 1 >= argc) usage_error("missing value for " + std::string(arg));
-            return argv[++i];
-        };
+    const example::CommandLine cl("chat", kUsage);
+    cl.parse(argc, argv, [&](std::string_view arg, const auto& value) {
         if (arg == "--port")
-            o.port = static_cast<std::uint16_t>(parse_number(arg, value(), 65535));
+            o.port = static_cast<std::uint16_t>(cl.number(arg, value(), 65535));
         else if (arg == "--threads")
-            o.threads = parse_number(arg, value(), 1024);
+            o.threads = cl.number(arg, value(), 1024);
         else
-            usage_error("unknown option " + std::string(arg));
-    }
+            return false;
+        return true;
+    });
     return o;
 }
 

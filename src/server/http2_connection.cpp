@@ -357,12 +357,7 @@ Http2Connection::Http2Connection(ServerWorker& worker, int fd, std::unique_ptr<t
       in_(std::move(unread)),
       target_parser_(&worker.options().limits),
       upgrade_settings_(std::move(settings)) {
-    io_.fd = fd;
-    io_.sink = tls_ ? static_cast<IoSink*>(tls_.get()) : this;
-    io_.kind = IoHandle::stream;
-    timer_.fire = &Http2Connection::timer_fired;
-    timer_.owner = this;
-    if (tls_) tls_->bind(io_, *this);
+    attach(io_, timer_, fd, tls_.get(), *this, this, &Http2Connection::timer_fired);
     if (nghttp2_session_server_new3(&session_, callbacks(), this, session_options(),
                                     pooled_mem()) != 0)
         throw std::bad_alloc();

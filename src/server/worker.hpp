@@ -12,6 +12,7 @@
 
 #include "vela/http/request.hpp"
 #include "vela/reactor/loop.hpp"
+#include "vela/reactor/timer_wheel.hpp"
 #include "vela/server/server.hpp"
 #include "vela/tls/stream.hpp"
 
@@ -33,6 +34,18 @@ class Connection : public tls::StreamOwner {
     Connection* prev = nullptr;
     Connection* next = nullptr;
 };
+
+/// Points a driver's socket handle at `fd` (through the TLS transform when there is one) and
+/// its timer at `fire(owner)`.
+inline void attach(IoHandle& io, TimerWheel::Entry& timer, int fd, tls::Stream* tls,
+                   tls::StreamOwner& driver, void* owner, void (*fire)(TimerWheel::Entry*)) {
+    io.fd = fd;
+    io.sink = tls ? static_cast<IoSink*>(tls) : &driver;
+    io.kind = IoHandle::stream;
+    timer.fire = fire;
+    timer.owner = owner;
+    if (tls) tls->bind(io, driver);
+}
 
 class ServerWorker final {
   public:

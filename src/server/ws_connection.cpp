@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "vela/base/log.hpp"
 
@@ -14,9 +15,6 @@ using ws::Opcode;
 namespace cc = ws::close_code;
 
 namespace {
-
-// A held message stops parsing; reading stops too once this much waits unparsed.
-constexpr std::size_t kMaxUnparsed = 256 * 1024;
 
 Opcode opcode_of(WsType t) noexcept { return t == WsType::binary ? Opcode::binary : Opcode::text; }
 
@@ -57,12 +55,7 @@ WsConnection::WsConnection(ServerWorker& worker, int fd, std::unique_ptr<tls::St
       reader_opt_{opt_.max_frame, opt_.max_message, true},
       reader_(reader_opt_) {
     req_->rebase(head.data(), head.size(), head_.data());
-    io_.fd = fd;
-    io_.sink = tls_ ? static_cast<IoSink*>(tls_.get()) : this;
-    io_.kind = IoHandle::stream;
-    timer_.fire = &WsConnection::timer_fired;
-    timer_.owner = this;
-    if (tls_) tls_->bind(io_, *this);
+    attach(io_, timer_, fd, tls_.get(), *this, this, &WsConnection::timer_fired);
     if (up_->deflate) {
         inflater_ = std::make_unique<ws::Inflater>(*up_->deflate);
         reader_.set_inflater(inflater_.get());
@@ -107,7 +100,7 @@ void WsConnection::start() {
     if (!closed_) {
         parse();  // frames the client sent right behind its handshake
         flush();
-        if (!closed_ && !paused_ && !io_.reading) loop_.io().read_into(io_);
+        if (!closed_ && !held_ && !io_.reading) loop_.io().read_into(io_);
     }
 }
 
@@ -133,46 +126,81 @@ bool WsConnection::on_read(ssize_t n) {
     }
     parse();
     flush();
-    if (!closed_ && has_next_ && in_.size() >= kMaxUnparsed && !paused_) {
-        paused_ = true;
-        loop_.io().stop_reading(io_);
-    }
     return !closed_ && io_.reading;
 }
 
 // Turns buffered bytes into events until a message is held for receive() (then the rest
-// waits: the handler sets the pace) or the bytes run out.
+// waits: the handler sets the pace) or the bytes run out. A message is not copied: its view
+// points into in_ (or the reader's assembly buffer), whose bytes stay until the next
+// receive(); meanwhile nothing is read into in_.
 void WsConnection::parse() {
     if (parsing_ || closed_) return;
     parsing_ = true;
-    while (!has_next_ && !discard_input_ && !in_.empty()) {
+    while (!held_ && !discard_input_ && !in_.empty()) {
         std::size_t consumed = 0;
         const ws::Event e = reader_.next(in_.data(), in_.size(), consumed);
         if (e.kind == ws::Event::Kind::need_more) {
             in_.consume(consumed);
             break;
         }
-        on_event(e);  // copies what it keeps before the bytes go
+        if (e.kind == ws::Event::Kind::message) {
+            if (ended_) {  // we closed: what the client sent meanwhile is dropped
+                in_.consume(consumed);
+                continue;
+            }
+            held_ = has_next_ = true;
+            held_view_ = e.payload;
+            held_consumed_ = consumed;
+            next_type_ = e.opcode == Opcode::binary ? WsType::binary : WsType::text;
+            if (reader_waiting_) {
+                std::coroutine_handle<> h = std::exchange(reader_waiting_, {});
+                h.resume();  // may send, close or receive again (which releases the message)
+                if (closed_) break;
+            }
+            continue;
+        }
+        on_event(e);
         in_.consume(consumed);
         if (e.kind == ws::Event::Kind::error) break;
-        if (has_next_ && reader_waiting_) {
-            std::coroutine_handle<> h = std::exchange(reader_waiting_, {});
-            h.resume();  // may send, close or receive again (receive's parse() is a no-op here)
-            if (closed_) break;
-        }
     }
     parsing_ = false;
+    if (closed_) return;
+    if (held_) {
+        // The held message's bytes must not move: no reads into in_ until it is released.
+        if (io_.reading) {
+            loop_.io().stop_reading(io_);
+            read_stopped_ = true;
+        }
+        return;
+    }
     if (in_.empty() && in_.capacity()) loop_.buffers().release(in_);
     if (in_.empty()) reader_.shrink();
 }
 
+// A receive() begins: the message it returned last goes, and the next is looked for.
+bool WsConnection::ready_message() {
+    if (held_ && !has_next_) {
+        held_ = false;
+        held_view_ = {};
+        in_.consume(held_consumed_);
+        held_consumed_ = 0;
+        parse();  // (a no-op when called from inside parse(): its loop goes on)
+        if (!parsing_) schedule_flush();
+    }
+    if (read_stopped_ && !held_ && !closed_) {
+        read_stopped_ = false;
+        // From the loop: read_into reads at once and would resume this receive() inside
+        // itself.
+        loop_.defer([this] {
+            if (!closed_ && !held_ && !io_.reading && !discard_input_) loop_.io().read_into(io_);
+        });
+    }
+    return has_next_ || ended_;
+}
+
 void WsConnection::on_event(const ws::Event& e) {
     switch (e.kind) {
-        case ws::Event::Kind::message:
-            if (ended_) break;  // we closed: what the client sent meanwhile is dropped
-            next_.assign(e.payload);
-            next_type_ = e.opcode == Opcode::binary ? WsType::binary : WsType::text;
-            has_next_ = true;
+        case ws::Event::Kind::message:  // handled by parse()
             break;
         case ws::Event::Kind::ping:
             if (!close_sent_) append_control(Opcode::pong, e.payload);
@@ -239,21 +267,8 @@ void WsConnection::fail(std::uint16_t code, const char* what) {
 
 WsMessage WsConnection::take_message() noexcept {
     if (has_next_) {
-        current_.swap(next_);
         has_next_ = false;
-        const WsMessage m{next_type_, current_, 0};
-        // The bytes behind it may hold the next message (parsing paused for this one).
-        if (!parsing_) {
-            parse();
-            schedule_flush();
-        }
-        if (paused_ && !closed_ && !has_next_) {
-            paused_ = false;
-            loop_.defer([this] {
-                if (!closed_ && !paused_ && !io_.reading) loop_.io().read_into(io_);
-            });
-        }
-        return m;
+        return WsMessage{next_type_, held_view_, 0};
     }
     return WsMessage{WsType::close, close_reason_, close_code_};
 }
@@ -520,7 +535,7 @@ void WsConnection::on_timer() {
         close_socket();  // the client never answered our close
         return;
     }
-    if (!close_sent_ && !paused_) {
+    if (!close_sent_ && !read_stopped_) {
         if (ping_sent_ms_ && opt_.pong_timeout.count() > 0 &&
             now >= ping_sent_ms_ + static_cast<std::uint64_t>(opt_.pong_timeout.count())) {
             log::debug("WebSocket {}: no pong in time", req_->path());
@@ -550,7 +565,7 @@ const WsConnection& WebSocket::self() const noexcept {
     return static_cast<const WsConnection&>(*this);
 }
 
-bool WebSocket::ReceiveAwaiter::await_ready() const noexcept { return ws.self().has_message(); }
+bool WebSocket::ReceiveAwaiter::await_ready() const noexcept { return ws.self().ready_message(); }
 void WebSocket::ReceiveAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
     ws.self().wait_message(h);
 }
@@ -647,22 +662,28 @@ Hub::Room::~Room() {
     for (auto& s : slots_) delete s.load(std::memory_order_relaxed);
 }
 
-Hub::Room::Slot* Hub::Room::slot_for(Loop& loop) {
+// Slots are matched by the loop's identity, not its address: a Hub may outlive an App, and
+// the next App's loop may sit where the last one's did.
+Hub::Room::Slot* Hub::Room::find_slot(const LoopRef& ref) const noexcept {
     const int used = slots_used_.load(std::memory_order_acquire);
     for (int i = 0; i < used; ++i) {
         Slot* s = slots_[i].load(std::memory_order_acquire);
-        if (s && s->loop == &loop) return s;
+        if (s && s->ref.same_loop(ref)) return s;
     }
+    return nullptr;
+}
+
+Hub::Room::Slot* Hub::Room::slot_for(Loop& loop) {
+    const LoopRef ref = loop.ref();
+    if (Slot* s = find_slot(ref)) return s;
     std::lock_guard lock(mu_);
+    if (Slot* s = find_slot(ref)) return s;
     const int n = slots_used_.load(std::memory_order_relaxed);
-    for (int i = 0; i < n; ++i) {
-        Slot* s = slots_[i].load(std::memory_order_relaxed);
-        if (s->loop == &loop) return s;
-    }
-    if (n == kMaxLoops) throw std::length_error("vela::Hub: more loops than a room supports");
+    if (n == kMaxLoops)
+        throw std::length_error("vela::Hub: a room met more than 256 loops over its lifetime");
     auto* s = new Slot;
     s->loop = &loop;
-    s->ref = loop.ref();
+    s->ref = ref;
     slots_[n].store(s, std::memory_order_release);
     slots_used_.store(n + 1, std::memory_order_release);
     return s;
@@ -685,14 +706,8 @@ void Hub::Room::leave(WebSocket& ws) {
 }
 
 void Hub::Room::remove(WsConnection* c, Slot* s) noexcept {
-    if (!s) {
-        const int used = slots_used_.load(std::memory_order_acquire);
-        for (int i = 0; i < used && !s; ++i) {
-            Slot* t = slots_[i].load(std::memory_order_acquire);
-            if (t && t->loop == &c->loop()) s = t;
-        }
-        if (!s) return;
-    }
+    if (!s) s = find_slot(c->loop().ref());
+    if (!s) return;
     auto it = std::find(s->members.begin(), s->members.end(), c);
     if (it == s->members.end()) return;
     *it = s->members.back();
@@ -701,10 +716,23 @@ void Hub::Room::remove(WsConnection* c, Slot* s) noexcept {
 }
 
 namespace {
-// One broadcast, encoded once: the plain frame and, when worth it, the compressed one.
+// One broadcast, encoded once: the plain frame, and the compressed one made by the first
+// loop that has a member who takes it (none when no member negotiated permessage-deflate).
 struct Encoded {
+    std::string data;  // the message, kept for the compressed form
+    ws::Opcode op = ws::Opcode::text;
     std::string plain;
     std::string deflated;
+    std::once_flag once;
+    const std::string& compressed() {
+        std::call_once(once, [this] {
+            thread_local ws::Deflater deflater(ws::DeflateParams{}, ws::DeflateOptions{});
+            std::string z;
+            deflater.compress(data, z);
+            ws::append_frame(deflated, op, z, true, true);
+        });
+        return deflated;
+    }
 };
 }  // namespace
 
@@ -712,26 +740,20 @@ std::size_t Hub::Room::broadcast(std::string_view data, WsType type, const WebSo
     const std::size_t members = count();
     if (members == 0) return 0;
     auto e = std::make_shared<Encoded>();
-    const ws::Opcode op = type == WsType::binary ? ws::Opcode::binary : ws::Opcode::text;
-    ws::append_frame(e->plain, op, data);
-    const ws::DeflateOptions defaults;
-    if (data.size() >= defaults.min_size) {
-        thread_local ws::Deflater deflater(ws::DeflateParams{}, defaults);
-        std::string z;
-        deflater.compress(data, z);
-        ws::append_frame(e->deflated, op, z, true, true);
-    }
+    e->op = type == WsType::binary ? ws::Opcode::binary : ws::Opcode::text;
+    ws::append_frame(e->plain, e->op, data);
+    const bool worth = data.size() >= ws::DeflateOptions{}.min_size;
+    if (worth) e->data.assign(data);
     const auto* skip = static_cast<const WsConnection*>(except);
     const int used = slots_used_.load(std::memory_order_acquire);
     for (int i = 0; i < used; ++i) {
         Slot* s = slots_[i].load(std::memory_order_acquire);
-        s->ref.post([s, e, skip] {
+        s->ref.post([s, e, skip, worth] {
             for (std::size_t k = 0; k < s->members.size(); ++k) {
                 WsConnection* c = s->members[k];
                 if (c == skip) continue;
-                // The shared compressed frame suits sessions whose options match the defaults.
-                const bool z = !e->deflated.empty() && c->takes_deflated_broadcast();
-                c->queue_frame(z ? e->deflated : e->plain, true);
+                const bool z = worth && c->takes_deflated_broadcast();
+                c->queue_frame(z ? e->compressed() : e->plain, true);
             }
         });
     }

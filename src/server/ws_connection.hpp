@@ -65,7 +65,7 @@ class WsConnection final : public Connection, public WebSocket {
     void force_close() override;
 
     // WebSocket, through the public class.
-    bool has_message() const noexcept { return has_next_ || ended_; }
+    bool ready_message();
     void wait_message(std::coroutine_handle<> h) noexcept { reader_waiting_ = h; }
     WsMessage take_message() noexcept;
     int try_send(std::string_view data, WsType type);
@@ -129,8 +129,8 @@ class WsConnection final : public Connection, public WebSocket {
     std::unique_ptr<ws::Inflater> inflater_;
     std::unique_ptr<ws::Deflater> deflater_;  // only when the window is not the shared one's
     std::string scratch_;                     // compressed payloads
-    std::string current_;                     // the message receive() returned last
-    std::string next_;                        // a message parsed, not yet received
+    std::string_view held_view_;              // the held message (in in_ or the reader's buffer)
+    std::size_t held_consumed_ = 0;           // bytes of in_ to drop when it is released
     std::string close_reason_;
     std::shared_ptr<WsShared> shared_;
     std::vector<Hub::Room*> rooms_;
@@ -153,7 +153,8 @@ class WsConnection final : public Connection, public WebSocket {
     bool parsing_ = false;
     bool flush_queued_ = false;
     bool shut_after_flush_ = false;  // after our close frame: shut down writing once sent
-    bool paused_ = false;            // reading stopped while a message waits for receive()
+    bool held_ = false;              // a message's bytes are kept for receive() (see parse())
+    bool read_stopped_ = false;      // reading stopped while a message is held
     bool discard_input_ = false;     // after the client's close or an error
     bool wake_queued_ = false;       // a deferred wake-up of waiting coroutines is pending
 };

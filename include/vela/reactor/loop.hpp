@@ -63,6 +63,9 @@ class LoopRef {
     bool post(UniqueFunction fn) const;
     /// True when this refers to a loop at all (it may be gone since).
     explicit operator bool() const noexcept { return static_cast<bool>(gate_); }
+    /// True when both refer to the same loop (a loop made later at the same address is
+    /// another loop).
+    bool same_loop(const LoopRef& o) const noexcept { return gate_ == o.gate_; }
 
   private:
     friend class Loop;

@@ -273,6 +273,7 @@ class Hub {
         struct Slot;
         static constexpr int kMaxLoops = 256;
         Slot* slot_for(Loop& loop);
+        Slot* find_slot(const LoopRef& ref) const noexcept;
         void remove(detail::WsConnection* c, Slot* s) noexcept;
 
         std::string name_;
