@@ -128,6 +128,12 @@ class WsClient {
             error_ = http_.error();
             return std::nullopt;
         }
+        return read_upgrade();
+    }
+
+    /// Reads the next response on the connection (after pipelined requests, one at a time);
+    /// a 101 with Sec-WebSocket-Accept = kWsAccept opens the session, as in handshake_raw().
+    std::optional<HttpResponse> read_upgrade() {
         auto r = http_.read_response();
         if (!r) {
             error_ = "no handshake response: " + http_.error();
