@@ -304,6 +304,14 @@ class StreamRoutes : public ::testing::Test {
                 sse_returned.fetch_add(1);
             });
         });
+        // A producer that does not look at open() for 4 s, past a short shutdown_timeout.
+        app.get("/sse/sleepy", [this](Request& req) {
+            return sse(req, [this](SseStream& s) -> Task<void> {
+                co_await s.send("hello");
+                co_await vela::sleep(Ms{4000});
+                sse_returned.fetch_add(1);
+            });
+        });
     }
 
     void add_stream_routes() {
@@ -488,6 +496,28 @@ TEST_F(SseE2e, GracefulStopEndsOpenStreamsCleanlyOnBothProtocols) {
     // Both producers returned, and the stop took nothing like shutdown_timeout (8 s).
     EXPECT_EQ(sse_returned.load(), 2);
     EXPECT_LT(stop_ms, 2000);
+}
+
+// A producer that does not look at open() while the server drains (it sleeps, or waits for
+// its next event) should still see its stream end cleanly and quickly.
+TEST_F(SseE2e, GracefulStopWithAProducerAsleepPastTheDeadline) {
+    GTEST_SKIP() << "bug: draining does not end an event stream whose producer is suspended "
+                    "(only open()/send() see it), so the stream is cut at shutdown_timeout "
+                    "without its last chunk; and the producer, suspended on a loop timer when "
+                    "the loop stops, is never resumed nor destroyed: LeakSanitizer reports its "
+                    "BodyPipe and coroutine frames (936 bytes per stream)";
+    start([](ServerOptions& o) { o.shutdown_timeout = Ms{1000}; });
+    Client h1 = Client::tcp(port);
+    ASSERT_TRUE(h1.send(get_request("/sse/sleepy")));
+    std::string raw;
+    ASSERT_TRUE(recv_until(h1.fd(), raw, contains("data: hello\n\n")));
+    const auto t0 = SteadyClock::now();
+    app.stop();
+    recv_until(h1.fd(), raw, [](const std::string& b) { return b.ends_with("0\r\n\r\n"); });
+    EXPECT_EQ(app.wait(), 0);
+    const long long stop_ms = ms_since(t0);
+    EXPECT_TRUE(raw.ends_with("0\r\n\r\n")) << "cut after " << stop_ms << " ms";
+    EXPECT_LT(stop_ms, 900);
 }
 
 // ---- 3. back-pressure ---------------------------------------------------------------------
