@@ -17,5 +17,10 @@ void body_dropped(Response::BodySource& source) noexcept;
 void set_loop_draining_flag(const bool* flag) noexcept;
 /// True when this thread's server worker is draining.
 bool loop_draining() noexcept;
+/// Ends this thread's endless streams (sse()) after what they queued: the worker drains.
+void end_streams_for_drain();
+/// Destroys this thread's producers still suspended once its loop has stopped (asleep or
+/// awaiting something that will never resume them now).
+void destroy_suspended_producers() noexcept;
 
 }  // namespace vela::detail

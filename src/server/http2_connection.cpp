@@ -885,6 +885,10 @@ std::size_t Http2Connection::write_body(H2Stream& s, std::uint8_t* buf, std::siz
                 const std::int32_t id = s.id;
                 if (body_pending(s.source, [this, id] {
                         if (closed_ || lingering_) return;
+                        // Data again: a stall from here on is the client's (send_timeout).
+                        if (auto* st = static_cast<H2Stream*>(
+                                nghttp2_session_get_stream_user_data(session_, id)))
+                            st->producer_wait = false;
                         nghttp2_session_resume_data(session_, id);
                         flush();
                     })) {

@@ -73,6 +73,15 @@ struct BodyPipe : std::enable_shared_from_this<BodyPipe> {
     std::string heartbeat_text;
     std::uint64_t heartbeat_timer = 0;
     std::uint64_t last_write_ms = 0;
+    // A stream without a natural end (SSE) ends when the server drains: what is queued goes
+    // out, the body ends, later writes fail.
+    bool end_on_drain = false;
+    bool ended = false;  // the body was ended for the producer (drain)
+    // The running producer (its detached driver), listed per thread so a worker can end
+    // streams when it drains and destroy producers still suspended when its loop stops.
+    std::coroutine_handle<> driver;
+    BodyPipe* prev_live = nullptr;
+    BodyPipe* next_live = nullptr;
 
     // Tells the waiting driver, from the loop rather than from inside the producer.
     void notify() {
@@ -103,7 +112,7 @@ struct BodyPipe : std::enable_shared_from_this<BodyPipe> {
     std::coroutine_handle<> waiting_handle;
 
     int push(std::string_view chunk) {
-        if (gone) return -1;
+        if (gone || ended) return -1;
         if (bytes >= high_water && bytes > 0) return 0;
         if (!chunk.empty()) {
             chunks.push(chunk);
@@ -127,11 +136,15 @@ struct BodyPipe : std::enable_shared_from_this<BodyPipe> {
             return;
         }
         if (heartbeat.count() > 0 && loop) schedule_heartbeat();
-        run_detached(std::move(t),
-                     [self = shared_from_this()](std::exception_ptr e) { self->finish(e); });
+        live_add();
+        auto d = run_detached(
+            std::move(t), [self = shared_from_this()](std::exception_ptr e) { self->finish(e); });
+        if (!done) driver = d.handle;
     }
 
     void finish(std::exception_ptr e) {
+        live_remove();
+        driver = {};
         done = true;
         error = e;
         producer = nullptr;  // its captures go now
@@ -152,6 +165,19 @@ struct BodyPipe : std::enable_shared_from_this<BodyPipe> {
             self->schedule_heartbeat();
         });
     }
+
+    // The server drains: an endless stream ends now (after what is queued).
+    void end_for_drain() {
+        if (!end_on_drain || done || gone || ended) return;
+        ended = true;
+        if (heartbeat_timer && loop) loop->cancel(heartbeat_timer);
+        heartbeat_timer = 0;
+        notify();
+        release_writer();
+    }
+
+    void live_add() noexcept;
+    void live_remove() noexcept;
 
     void drop() noexcept {
         gone = true;
@@ -177,6 +203,7 @@ struct PipeSource {
             if (p.waiting && p.bytes < p.high_water / 2 + 1) p.release_writer();
             return c;
         }
+        if (p.ended) return std::nullopt;  // ended by a drain: the producer's writes fail
         if (p.done) {
             if (p.error) std::rethrow_exception(p.error);
             return std::nullopt;
@@ -189,9 +216,43 @@ bool body_pending(Response::BodySource& source, UniqueFunction wake) {
     PipeSource* ps = source.target<PipeSource>();
     if (!ps) return false;
     BodyPipe& p = *ps->pipe;
-    if (!p.chunks.empty() || p.done) return false;
+    if (!p.chunks.empty() || p.done || p.ended) return false;
     p.wake = std::move(wake);
     return true;
+}
+
+namespace {
+thread_local BodyPipe* tl_live = nullptr;  // this thread's running producers
+}
+
+void BodyPipe::live_add() noexcept {
+    next_live = tl_live;
+    if (tl_live) tl_live->prev_live = this;
+    tl_live = this;
+}
+
+void BodyPipe::live_remove() noexcept {
+    if (!driver && !prev_live && tl_live != this) return;  // not listed
+    if (prev_live)
+        prev_live->next_live = next_live;
+    else if (tl_live == this)
+        tl_live = next_live;
+    if (next_live) next_live->prev_live = prev_live;
+    prev_live = next_live = nullptr;
+}
+
+void end_streams_for_drain() {
+    for (BodyPipe* p = tl_live; p; p = p->next_live) p->end_for_drain();
+}
+
+void destroy_suspended_producers() noexcept {
+    while (BodyPipe* p = tl_live) {
+        std::shared_ptr<BodyPipe> keep = p->shared_from_this();
+        p->live_remove();
+        p->waiting = nullptr;  // an awaiter in the frame destroyed below
+        p->wake = {};
+        if (std::coroutine_handle<> h = std::exchange(p->driver, {})) h.destroy();
+    }
 }
 
 void body_dropped(Response::BodySource& source) noexcept {
@@ -221,8 +282,10 @@ std::size_t BodyWriter::queued() const noexcept { return pipe_->bytes; }
 
 namespace {
 Response make_stream(Response r, BodyProducer producer, std::size_t high_water,
-                     std::chrono::milliseconds heartbeat, std::string heartbeat_text) {
+                     std::chrono::milliseconds heartbeat, std::string heartbeat_text,
+                     bool end_on_drain) {
     auto pipe = std::make_shared<BodyPipe>();
+    pipe->end_on_drain = end_on_drain;
     pipe->producer = std::move(producer);
     pipe->high_water = high_water ? high_water : 1;
     pipe->heartbeat = heartbeat;
@@ -233,7 +296,7 @@ Response make_stream(Response r, BodyProducer producer, std::size_t high_water,
 }  // namespace
 
 Response stream_body(Response r, BodyProducer producer, std::size_t high_water) {
-    return make_stream(std::move(r), std::move(producer), high_water, {}, {});
+    return make_stream(std::move(r), std::move(producer), high_water, {}, {}, false);
 }
 
 // ---- request bodies to files ----------------------------------------------------------------
@@ -337,7 +400,7 @@ Response sse(const Request& req, std::function<Task<void>(SseStream&)> fn, SseOp
         SseStream s(w, last_id);
         co_await fn(s);
     };
-    return make_stream(std::move(r), std::move(producer), 64 * 1024, o.heartbeat, ":\n\n");
+    return make_stream(std::move(r), std::move(producer), 64 * 1024, o.heartbeat, ":\n\n", true);
 }
 
 }  // namespace vela

@@ -46,6 +46,7 @@ void ServerWorker::run() {
     started_.store(true, std::memory_order_release);
     set_loop_draining_flag(&draining_);
     loop_.run();
+    destroy_suspended_producers();
     set_loop_draining_flag(nullptr);
 }
 
@@ -173,6 +174,7 @@ void ServerWorker::begin_drain() {
         ::close(l->handle.fd);
     }
     listeners_.clear();
+    end_streams_for_drain();  // event streams end after what they queued
     for (Connection* c = conns_; c;) {
         Connection* nx = c->next;
         c->drain();

@@ -106,7 +106,9 @@ Response ws_accept(const Request& req, std::shared_ptr<const WsEndpoint> ep) {
     }
     if (keys != 1 || !key_valid(key))
         return refuse(Status::BadRequest, "Missing or malformed Sec-WebSocket-Key");
-    if (!o.origins.empty()) {
+    // Only browsers need the check (they send Origin and cannot forge it); other clients
+    // could send any value, so a request without one is not refused.
+    if (!o.origins.empty() && !origin.empty()) {
         bool allowed = false;
         for (const std::string& a : o.origins) allowed = allowed || ascii::iequals(a, origin);
         if (!allowed) return refuse(Status::Forbidden, "Origin not allowed");

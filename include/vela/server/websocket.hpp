@@ -62,8 +62,9 @@ struct WsOptions {
     std::vector<std::string> subprotocols;
     /// Refuse clients that offer none of `subprotocols`.
     bool require_subprotocol = false;
-    /// Allowed Origin values ("https://example.com"); empty: any origin (and none) is allowed.
-    /// A browser request from another origin is refused with 403.
+    /// Allowed Origin values ("https://example.com"); empty: any origin is allowed. A
+    /// request from another origin is refused with 403; one without Origin (not from a
+    /// browser, which always sends it) is let in.
     std::vector<std::string> origins;
     /// Largest frame payload a client may send (close 1009 above it).
     std::size_t max_frame = 1 << 20;
