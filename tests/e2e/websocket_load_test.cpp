@@ -222,25 +222,36 @@ TEST(WebSocketLoad, HubRoomsSkipTheSender) {
     EXPECT_TRUE(wait_until([&] { return hub.count("a") + hub.count("b") == 0; }, Ms{5000}));
 }
 
-// A Hub outlives the server (websocket.hpp); one that outlives a first App must reach the
-// members of the next one.
-TEST(WebSocketLoad, HubServesTheNextApp) {
+// A Hub outlives the server (websocket.hpp): one room serves `apps` one-loop Apps in turn,
+// each with a member that must get the room's broadcast.
+void hub_across_apps(int apps) {
     Hub hub;
     Hub::Room& room = hub.room("r");
-    for (int round = 0; round < 3; ++round) {
+    for (int round = 0; round < apps; ++round) {
         App app;
         quick_options(app.options());
         app.ws("/r", join_and_listen(room));
         start_app(app, 1);
         WsClient c = open_session(app.port(), "/r");
         ASSERT_TRUE(c.open()) << c.error();
-        ASSERT_TRUE(wait_until([&] { return room.count() == 1; }, Ms{5000}));
-        const std::string text = "round " + std::to_string(round);
+        ASSERT_TRUE(wait_until([&] { return room.count() == 1; }, Ms{5000})) << "App " << round;
+        const std::string text = "App " + std::to_string(round);
         room.broadcast(text);
         EXPECT_EQ(next_text(c), text);
         close_session(c);
         ASSERT_TRUE(wait_until([&] { return room.count() == 0; }, Ms{5000}));
     }
+}
+
+// Regression (fixed in 46db572): the next App's loop at the last one's address was taken
+// for it, and broadcasts to its members were lost.
+TEST(WebSocketLoad, HubServesTheNextApp) { hub_across_apps(3); }
+
+TEST(WebSocketLoad, HubServesManyAppsInTurn) {
+    GTEST_SKIP() << "bug: Hub::Room keeps a slot for every loop it ever met (kMaxLoops = 256) "
+                    "and never reuses the slot of a loop that is gone; once 256 loops have "
+                    "had members, Room::join throws std::length_error in the route (1011)";
+    hub_across_apps(260);
 }
 
 // ---- Clients that do not read ----------------------------------------------------------------
@@ -320,14 +331,39 @@ WsOptions slow_options(SlowClient policy) {
     return o;
 }
 
-// A session whose client reads nothing yet: its receive buffer is locked small (the
-// kernel would otherwise grow it and swallow megabytes before the server's queue fills).
-WsClient open_slow_session(App& app) {
-    WsClient c = WsClient::connect(app.port(), Ms{10'000});
-    const int rcvbuf = 16 * 1024;
-    ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    c.handshake("/slow");
-    return c;
+// A session at /slow with `policy`, whose client reads nothing yet: its receive buffer is
+// locked small (the kernel would otherwise grow it and swallow megabytes before the
+// server's queue fills).
+struct SlowReader {
+    SlowSends sends;  // what the route saw
+    App app;
+    WsClient client;
+
+    explicit SlowReader(SlowClient policy) {
+        quick_options(app.options());
+        app.ws("/slow", send_to_slow_client(sends), slow_options(policy));
+        start_app(app, 1);
+        client = WsClient::connect(app.port(), Ms{10'000});
+        const int rcvbuf = 16 * 1024;
+        ::setsockopt(client.fd(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+        client.handshake("/slow");
+    }
+    // True once the route made all its sends.
+    bool wait_done() {
+        return wait_until([&] { return sends.done.load(); }, Ms{10'000});
+    }
+    // The numbers of the messages the route queued, in order.
+    std::vector<int> accepted() {
+        std::lock_guard lock(sends.mu);
+        return sends.accepted;
+    }
+};
+
+// The session still answers (the route echoes once its sends are made); then it closes.
+void expect_echo_then_close(WsClient& c) {
+    ASSERT_TRUE(c.send_text("still open"));
+    EXPECT_EQ(next_text(c), "still open");
+    close_session(c);
 }
 
 // Reads messages while they are numbered `expected`; returns how many came. Stops at the
@@ -351,12 +387,9 @@ std::vector<int> all_numbers() {
 }
 
 TEST(WebSocketLoad, SlowReaderWaitSuspendsTheSender) {
-    SlowSends st;
-    App app;
-    quick_options(app.options());
-    app.ws("/slow", send_to_slow_client(st), slow_options(SlowClient::wait));
-    start_app(app, 1);
-    WsClient c = open_slow_session(app);
+    SlowReader slow(SlowClient::wait);
+    SlowSends& st = slow.sends;
+    WsClient& c = slow.client;
     ASSERT_TRUE(c.open()) << c.error();
 
     // The route's sends stop: it is suspended in send() while the queue is full.
@@ -381,57 +414,41 @@ TEST(WebSocketLoad, SlowReaderWaitSuspendsTheSender) {
     EXPECT_EQ(st.queued.load(), kSlowMessages);
     EXPECT_EQ(st.refused.load(), 0);
     EXPECT_LE(st.max_backlog.load(), kQueueMax + kSlowSize + ws::kMaxHeader);
-    ASSERT_TRUE(c.send_text("still open"));
-    EXPECT_EQ(next_text(c), "still open");
-    close_session(c);
+    expect_echo_then_close(c);
 }
 
 TEST(WebSocketLoad, SlowReaderDropRefusesSendsAndStaysOpen) {
-    SlowSends st;
-    App app;
-    quick_options(app.options());
-    app.ws("/slow", send_to_slow_client(st), slow_options(SlowClient::drop));
-    start_app(app, 1);
-    WsClient c = open_slow_session(app);
+    SlowReader slow(SlowClient::drop);
+    SlowSends& st = slow.sends;
+    WsClient& c = slow.client;
     ASSERT_TRUE(c.open()) << c.error();
 
-    ASSERT_TRUE(wait_until([&] { return st.done.load(); }, Ms{10'000}));
+    ASSERT_TRUE(slow.wait_done());
     EXPECT_GT(st.refused.load(), 0);
     EXPECT_GT(st.queued.load(), 0);
     EXPECT_LE(st.max_backlog.load(), kQueueMax + kSlowSize + ws::kMaxHeader);
-    std::vector<int> accepted;
-    {
-        std::lock_guard lock(st.mu);
-        accepted = st.accepted;
-    }
+    const std::vector<int> accepted = slow.accepted();
     std::printf("[ drop     ] %zu of %d sends queued, %d refused\n", accepted.size(), kSlowMessages,
                 st.refused.load());
 
     // Exactly the queued ones arrive, in order, and then the session answers as before.
     EXPECT_EQ(read_numbered(c, accepted), static_cast<int>(accepted.size())) << c.error();
-    ASSERT_TRUE(c.send_text("still open"));
-    EXPECT_EQ(next_text(c), "still open");
-    close_session(c);
+    expect_echo_then_close(c);
 }
 
 TEST(WebSocketLoad, SlowReaderCloseEndsWith1008) {
-    SlowSends st;
-    App app;
-    quick_options(app.options());
-    app.ws("/slow", send_to_slow_client(st), slow_options(SlowClient::close));
-    start_app(app, 1);
-    WsClient c = open_slow_session(app);
+    SlowReader slow(SlowClient::close);
+    WsClient& c = slow.client;
     ASSERT_TRUE(c.open()) << c.error();
 
-    ASSERT_TRUE(wait_until([&] { return st.done.load(); }, Ms{10'000}));
-    EXPECT_GT(st.refused.load(), 0);
-    const int queued = st.queued.load();
-    std::printf("[ close    ] %d of %d sends queued before the close\n", queued, kSlowMessages);
+    ASSERT_TRUE(slow.wait_done());
+    EXPECT_GT(slow.sends.refused.load(), 0);
+    const std::vector<int> queued = slow.accepted();
+    std::printf("[ close    ] %zu of %d sends queued before the close\n", queued.size(),
+                kSlowMessages);
 
     // What was queued before the policy closed the session comes first, then the close.
-    std::vector<int> first = all_numbers();
-    first.resize(static_cast<std::size_t>(queued));
-    EXPECT_EQ(read_numbered(c, first), queued) << c.error();
+    EXPECT_EQ(read_numbered(c, queued), static_cast<int>(queued.size())) << c.error();
     auto close = c.read_close();
     ASSERT_TRUE(close) << c.error();
     EXPECT_EQ(close->close_code(), ws::close_code::policy_violation);
