@@ -122,6 +122,12 @@ void Loop::post(UniqueFunction fn) {
     }
 }
 
+bool LoopRef::alive() const {
+    if (!gate_) return false;
+    std::lock_guard lock(gate_->mu);
+    return gate_->loop != nullptr;
+}
+
 bool LoopRef::post(UniqueFunction fn) const {
     if (!gate_) return false;
     std::lock_guard lock(gate_->mu);

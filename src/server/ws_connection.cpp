@@ -660,6 +660,7 @@ Hub::Room& Hub::room(std::string_view name) {
 Hub::Room::Room(std::string name) : name_(std::move(name)) {}
 Hub::Room::~Room() {
     for (auto& s : slots_) delete s.load(std::memory_order_relaxed);
+    for (Slot* s : retired_) delete s;
 }
 
 // Slots are matched by the loop's identity, not its address: a Hub may outlive an App, and
@@ -678,15 +679,27 @@ Hub::Room::Slot* Hub::Room::slot_for(Loop& loop) {
     if (Slot* s = find_slot(ref)) return s;
     std::lock_guard lock(mu_);
     if (Slot* s = find_slot(ref)) return s;
-    const int n = slots_used_.load(std::memory_order_relaxed);
-    if (n == kMaxLoops)
-        throw std::length_error("vela::Hub: a room met more than 256 loops over its lifetime");
     auto* s = new Slot;
     s->loop = &loop;
     s->ref = ref;
-    slots_[n].store(s, std::memory_order_release);
-    slots_used_.store(n + 1, std::memory_order_release);
-    return s;
+    const int n = slots_used_.load(std::memory_order_relaxed);
+    if (n < kMaxLoops) {
+        slots_[n].store(s, std::memory_order_release);
+        slots_used_.store(n + 1, std::memory_order_release);
+        return s;
+    }
+    // Every place is taken: a loop that is gone (an App that ended) gives up its place. Its
+    // slot may still be read by a broadcast in flight, so it is retired, not freed.
+    for (int i = 0; i < n; ++i) {
+        Slot* old = slots_[i].load(std::memory_order_relaxed);
+        if (!old->ref.alive()) {
+            slots_[i].store(s, std::memory_order_release);
+            retired_.emplace_back(old);
+            return s;
+        }
+    }
+    delete s;
+    throw std::length_error("vela::Hub: a room has members on more than 256 live loops");
 }
 
 void Hub::Room::join(WebSocket& ws) {

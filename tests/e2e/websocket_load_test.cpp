@@ -248,9 +248,6 @@ void hub_across_apps(int apps) {
 TEST(WebSocketLoad, HubServesTheNextApp) { hub_across_apps(3); }
 
 TEST(WebSocketLoad, HubServesManyAppsInTurn) {
-    GTEST_SKIP() << "bug: Hub::Room keeps a slot for every loop it ever met (kMaxLoops = 256) "
-                    "and never reuses the slot of a loop that is gone; once 256 loops have "
-                    "had members, Room::join throws std::length_error in the route (1011)";
     hub_across_apps(260);
 }
 

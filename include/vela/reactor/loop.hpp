@@ -66,6 +66,9 @@ class LoopRef {
     /// True when both refer to the same loop (a loop made later at the same address is
     /// another loop).
     bool same_loop(const LoopRef& o) const noexcept { return gate_ == o.gate_; }
+    /// True while the loop exists (it may be gone by the time the answer is used, unless
+    /// the caller is on that loop).
+    bool alive() const;
 
   private:
     friend class Loop;

@@ -282,6 +282,7 @@ class Hub {
         std::mutex mu_;  // making a loop's slot (first join from that loop), not broadcasts
         std::atomic<int> slots_used_{0};
         std::atomic<Slot*> slots_[kMaxLoops] = {};
+        std::vector<Slot*> retired_;  // places of loops that are gone (under mu_)
     };
 
   private:
