@@ -42,6 +42,26 @@ void apply_mask(char* p, std::size_t n, const std::uint8_t key[4], std::uint8_t&
     std::uint64_t k64;
     std::memcpy(&k64, k, 8);
     std::size_t i = 0;
+    // 64 bytes per step with 16-byte vectors (SSE2 on x86-64), then 8.
+    using V16 = unsigned char __attribute__((vector_size(16)));
+    V16 kv;
+    std::memcpy(&kv, k, 8);
+    std::memcpy(reinterpret_cast<char*>(&kv) + 8, k, 8);
+    for (; i + 64 <= n; i += 64) {
+        V16 a, b, c, d;
+        std::memcpy(&a, p + i, 16);
+        std::memcpy(&b, p + i + 16, 16);
+        std::memcpy(&c, p + i + 32, 16);
+        std::memcpy(&d, p + i + 48, 16);
+        a ^= kv;
+        b ^= kv;
+        c ^= kv;
+        d ^= kv;
+        std::memcpy(p + i, &a, 16);
+        std::memcpy(p + i + 16, &b, 16);
+        std::memcpy(p + i + 32, &c, 16);
+        std::memcpy(p + i + 48, &d, 16);
+    }
     for (; i + 8 <= n; i += 8) {
         std::uint64_t v;
         std::memcpy(&v, p + i, 8);
