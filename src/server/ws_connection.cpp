@@ -16,6 +16,8 @@ namespace cc = ws::close_code;
 
 namespace {
 
+constexpr std::size_t kBigRead = 64 * 1024;
+
 Opcode opcode_of(WsType t) noexcept { return t == WsType::binary ? Opcode::binary : Opcode::text; }
 
 // The compressor shared by this thread's sessions that agreed on the default window (the
@@ -108,6 +110,9 @@ void WsConnection::start() {
 
 Buffer& WsConnection::read_buffer() {
     if (in_.capacity() == 0) loop_.buffers().acquire(in_);
+    // A client that filled the buffer last time gets bigger reads (fewer system calls) while
+    // it keeps sending that fast; the buffer goes back to its pooled size once drained.
+    if (big_reads_ && in_.writable() < kBigRead / 2) in_.ensure_writable(kBigRead);
     return in_;
 }
 
@@ -120,6 +125,7 @@ bool WsConnection::on_read(ssize_t n) {
     }
     last_rx_ms_ = loop_.now_ms();
     ping_sent_ms_ = 0;
+    big_reads_ = in_.writable() == 0;
     if (discard_input_) {
         in_.clear();  // after the close handshake or an error nothing more is parsed
         return true;

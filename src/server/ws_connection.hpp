@@ -153,6 +153,7 @@ class WsConnection final : public Connection, public WebSocket {
     bool parsing_ = false;
     bool flush_queued_ = false;
     bool shut_after_flush_ = false;  // after our close frame: shut down writing once sent
+    bool big_reads_ = false;         // the last read filled the buffer: read more next time
     bool held_ = false;              // a message's bytes are kept for receive() (see parse())
     bool read_stopped_ = false;      // reading stopped while a message is held
     bool discard_input_ = false;     // after the client's close or an error
