@@ -247,9 +247,7 @@ void hub_across_apps(int apps) {
 // for it, and broadcasts to its members were lost.
 TEST(WebSocketLoad, HubServesTheNextApp) { hub_across_apps(3); }
 
-TEST(WebSocketLoad, HubServesManyAppsInTurn) {
-    hub_across_apps(260);
-}
+TEST(WebSocketLoad, HubServesManyAppsInTurn) { hub_across_apps(260); }
 
 // ---- Clients that do not read ----------------------------------------------------------------
 
