@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <mutex>
 #include <system_error>
+#include <thread>
 
 #include "epoll_backend.hpp"
 #include "vela/base/log.hpp"
@@ -83,10 +84,8 @@ Loop::Loop(LoopOptions options)
 }
 
 Loop::~Loop() {
-    {
-        std::lock_guard lock(gate_->mu);  // waits for a LoopRef::post in progress
-        gate_->loop = nullptr;
-    }
+    gate_->loop.store(nullptr);
+    while (gate_->posting.load() != 0) std::this_thread::yield();  // a LoopRef::post inside
     run_posted();
     while (head_) {
         Posted* n = head_->next.load(std::memory_order_acquire);
@@ -122,18 +121,15 @@ void Loop::post(UniqueFunction fn) {
     }
 }
 
-bool LoopRef::alive() const {
-    if (!gate_) return false;
-    std::lock_guard lock(gate_->mu);
-    return gate_->loop != nullptr;
-}
+bool LoopRef::alive() const { return gate_ && gate_->loop.load() != nullptr; }
 
 bool LoopRef::post(UniqueFunction fn) const {
     if (!gate_) return false;
-    std::lock_guard lock(gate_->mu);
-    if (!gate_->loop) return false;
-    gate_->loop->post(std::move(fn));
-    return true;
+    gate_->posting.fetch_add(1);
+    Loop* l = gate_->loop.load();
+    if (l) l->post(std::move(fn));
+    gate_->posting.fetch_sub(1);
+    return l != nullptr;
 }
 
 void Loop::spawn(Task<void> task) {

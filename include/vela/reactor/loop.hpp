@@ -46,10 +46,13 @@ class Loop;
 
 namespace detail {
 // Shared by a Loop and every LoopRef to it; the Loop clears `loop` when it is destroyed.
+// What LoopRefs share with their loop. Posting takes no lock: a poster announces itself in
+// `posting`, then reads `loop`; the loop's destructor clears `loop`, then waits until no
+// poster is inside (both sides sequentially consistent, so one of them sees the other).
 struct LoopGate {
     explicit LoopGate(Loop* l) noexcept : loop(l) {}
-    std::mutex mu;
-    Loop* loop;
+    std::atomic<Loop*> loop;
+    std::atomic<int> posting{0};
 };
 }  // namespace detail
 

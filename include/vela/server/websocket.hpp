@@ -286,7 +286,7 @@ class Hub {
     };
 
   private:
-    std::mutex mu_;  // guards rooms_ (name lookups, not broadcasts through a Room&)
+    std::mutex mu_;  // guards rooms_ (name lookups; broadcasts through a Room& take no lock)
     std::unordered_map<std::string, std::unique_ptr<Room>> rooms_;
 };
 
