@@ -2,6 +2,8 @@
 // What the protocol drivers know of bodies streamed from coroutines (stream_body, sse): a
 // pulled piece may be "nothing yet", and a driver that drops a body says so.
 
+#include <functional>
+
 #include "vela/base/unique_function.hpp"
 #include "vela/http/response.hpp"
 
@@ -17,6 +19,10 @@ void body_dropped(Response::BodySource& source) noexcept;
 void set_loop_draining_flag(const bool* flag) noexcept;
 /// True when this thread's server worker is draining.
 bool loop_draining() noexcept;
+/// True while a stream producer runs on this thread.
+bool producers_running() noexcept;
+/// Called on this thread each time a stream producer returns (nullptr: nothing).
+void set_producer_done_hook(std::function<void()> hook);
 /// Ends this thread's endless streams (sse()) after what they queued: the worker drains.
 void end_streams_for_drain();
 /// Destroys this thread's producers still suspended once its loop has stopped (asleep or

@@ -142,16 +142,7 @@ struct BodyPipe : std::enable_shared_from_this<BodyPipe> {
         if (!done) driver = d.handle;
     }
 
-    void finish(std::exception_ptr e) {
-        live_remove();
-        driver = {};
-        done = true;
-        error = e;
-        producer = nullptr;  // its captures go now
-        if (heartbeat_timer && loop) loop->cancel(heartbeat_timer);
-        heartbeat_timer = 0;
-        notify();
-    }
+    void finish(std::exception_ptr e);
 
     void schedule_heartbeat() {
         std::weak_ptr<BodyPipe> weak = weak_from_this();
@@ -223,7 +214,23 @@ bool body_pending(Response::BodySource& source, UniqueFunction wake) {
 
 namespace {
 thread_local BodyPipe* tl_live = nullptr;  // this thread's running producers
+thread_local std::function<void()> tl_done_hook;
+}  // namespace
+
+bool producers_running() noexcept { return tl_live != nullptr; }
+
+void BodyPipe::finish(std::exception_ptr e) {
+    live_remove();
+    driver = {};
+    done = true;
+    error = e;
+    producer = nullptr;  // its captures go now
+    if (heartbeat_timer && loop) loop->cancel(heartbeat_timer);
+    heartbeat_timer = 0;
+    notify();
+    if (tl_done_hook) tl_done_hook();  // a draining worker may be done now
 }
+void set_producer_done_hook(std::function<void()> hook) { tl_done_hook = std::move(hook); }
 
 void BodyPipe::live_add() noexcept {
     next_live = tl_live;

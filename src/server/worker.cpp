@@ -45,7 +45,11 @@ void ServerWorker::add_listener(int fd, std::shared_ptr<tls::Context> tls) {
 void ServerWorker::run() {
     started_.store(true, std::memory_order_release);
     set_loop_draining_flag(&draining_);
+    set_producer_done_hook([this] {
+        if (draining_) maybe_finish_drain();
+    });
     loop_.run();
+    set_producer_done_hook(nullptr);
     destroy_suspended_producers();
     set_loop_draining_flag(nullptr);
 }
@@ -188,8 +192,11 @@ void ServerWorker::begin_drain() {
     maybe_finish_drain();
 }
 
+// Done once no connection is left and no stream producer still runs (an event stream ended
+// by the drain lets its producer return at its next write or open() check; the deadline
+// stops the loop anyway, and what still waits then is destroyed).
 void ServerWorker::maybe_finish_drain() {
-    if (count_ == 0) loop_.stop();
+    if (count_ == 0 && !producers_running()) loop_.stop();
 }
 
 void ServerWorker::close_all() {
