@@ -172,11 +172,10 @@ void WsConnection::parse() {
     parsing_ = false;
     if (closed_) return;
     if (held_) {
-        // The held message's bytes must not move: no reads into in_ until it is released.
-        if (io_.reading) {
-            loop_.io().stop_reading(io_);
-            read_stopped_ = true;
-        }
+        // The held message's bytes must not move: no reads into in_ until it is released
+        // (also when reading had not started yet: start() parses before it reads).
+        read_stopped_ = true;
+        if (io_.reading) loop_.io().stop_reading(io_);
         return;
     }
     if (in_.empty() && in_.capacity()) loop_.buffers().release(in_);
@@ -427,6 +426,14 @@ void WsConnection::on_write_ready() { flush(); }
 void WsConnection::handler_done(std::exception_ptr e) {
     handler_running_ = false;
     handler_ = {};
+    // A message it still held is nobody's now: parsing and reading go on, so the client's
+    // answer to the close below is read.
+    if (held_) {
+        held_ = has_next_ = false;
+        held_view_ = {};
+        in_.consume(held_consumed_);
+        held_consumed_ = 0;
+    }
     if (e) {
         try {
             std::rethrow_exception(e);
@@ -438,6 +445,15 @@ void WsConnection::handler_done(std::exception_ptr e) {
         start_close(cc::internal_error, "");
     } else {
         start_close(cc::normal, "");
+    }
+    if (!closed_) {
+        parse();
+        if (read_stopped_ && !held_) {
+            read_stopped_ = false;
+            loop_.defer([this] {
+                if (!closed_ && !held_ && !io_.reading) loop_.io().read_into(io_);
+            });
+        }
     }
     // A coroutine ending inside an I/O callback must not free this object under the caller.
     loop_.defer([this] { release_if_done(); });
@@ -456,7 +472,8 @@ void WsConnection::close_socket() {
     loop_.wheel().cancel(timer_);
     loop_.io().remove(io_);
     ::close(io_.fd);
-    if (in_.capacity()) loop_.buffers().release(in_);
+    // A message the handler still holds is a view into in_: the destructor returns it.
+    if (in_.capacity() && !held_) loop_.buffers().release(in_);
     if (out_.capacity()) loop_.buffers().release(out_);
     release_if_done();
 }

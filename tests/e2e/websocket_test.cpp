@@ -276,6 +276,35 @@ TEST_F(WebSocketE2eHandshake, FramesInTheHandshakePacketAreProcessed) {
     EXPECT_EQ(b->opcode, Opcode::binary);
 }
 
+// A frame behind the handshake is held while the handler waits before its next receive();
+// reading must start once it is released (it had not started when the frame was parsed).
+TEST_F(WebSocketE2eHandshake, HeldMessageFromTheHandshakePacketDoesNotStopReading) {
+    WsClient c = WsClient::connect(app.port());
+    auto r = c.handshake("/slow-echo", {}, c.frame(Opcode::text, "first"));
+    ASSERT_TRUE(r && c.open()) << c.error();
+    auto a = c.read_message();
+    ASSERT_TRUE(a) << c.error();
+    EXPECT_EQ(a->payload, "first");
+    ASSERT_TRUE(c.send_text("second"));
+    auto b = c.read_message();
+    ASSERT_TRUE(b) << c.error();
+    EXPECT_EQ(b->payload, "second");
+}
+
+// A handler that returns while holding a message: the server's close is answered and the
+// connection ends at once, not after close_timeout.
+TEST_F(WebSocketE2eHandshake, HandlerReturningWithAHeldMessageClosesPromptly) {
+    WsClient c = open("/take-one");
+    ASSERT_TRUE(c.send_text("kept"));
+    auto close = c.read_close();
+    ASSERT_TRUE(close) << c.error();
+    EXPECT_EQ(close->close_code(), ws::close_code::normal);
+    const auto t0 = SteadyClock::now();
+    ASSERT_TRUE(c.send_close(ws::close_code::normal));
+    EXPECT_TRUE(c.closed_by_peer(Ms{3000}));
+    EXPECT_LT(ms_since(t0), 1000);  // close_timeout is 5 s here
+}
+
 TEST_F(WebSocketE2eHandshake, DeflatedRepliesCarryRsv1AndAreSmaller) {
     WsClient c = open("/echo", "Sec-WebSocket-Extensions: permessage-deflate\r\n");
     const std::string msg(100'000, 'z');

@@ -116,6 +116,22 @@ class WsServer : public ::testing::Test {
         WsOptions slow_close;
         slow_close.close_timeout = Ms{300};
         app.ws("/close-timeout", closing_handler(1000, "bye"), slow_close);
+        // Holds each message across a wait before echoing it (the view must stay valid, and
+        // reading must resume at the next receive()).
+        app.ws("/slow-echo", [](WebSocket& ws, Request&) -> Task<void> {
+            for (;;) {
+                WsMessage m = co_await ws.receive();
+                if (m.is_close()) co_return;
+                co_await vela::sleep(Ms{20});
+                co_await ws.send(m.data, m.type);
+            }
+        });
+        // Receives one message, keeps it and returns: the close must still complete at once.
+        app.ws("/take-one", [](WebSocket& ws, Request&) -> Task<void> {
+            WsMessage m = co_await ws.receive();
+            co_await vela::sleep(Ms{20});
+            (void)m;
+        });
         listen();
         app.start(1);
     }
