@@ -15,4 +15,5 @@
 #include "vela/server/websocket.hpp"
 #include "vela/tls/context.hpp"
 #include "vela/web/app.hpp"
+#include "vela/web/compression.hpp"
 #include "vela/web/extract.hpp"

@@ -44,6 +44,8 @@ void Request::reset() noexcept {
     headers_.clear();
     streamed_body_ = nullptr;
     whole_body_.reset();
+    if (!owned_body_.empty()) [[unlikely]]
+        std::string().swap(owned_body_);  // a pooled request does not keep a large body
 }
 
 void Request::set_decoded_path(std::string decoded) {

@@ -23,9 +23,8 @@ Response::Response(Response&& o) noexcept
       body_(std::move(o.body_)),
       content_type_(o.content_type_) {
     if (!o.spilled_.empty()) spilled_ = std::move(o.spilled_);
-    if (o.source_) source_ = std::move(o.source_);
-    if (o.upgrade_) [[unlikely]]
-        upgrade_ = std::move(o.upgrade_);
+    if (o.extra_) [[unlikely]]
+        extra_ = std::move(o.extra_);
     if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
 }
 
@@ -38,9 +37,8 @@ Response& Response::operator=(Response&& o) noexcept {
         body_ = std::move(o.body_);
         content_type_ = o.content_type_;
         if (!o.spilled_.empty() || !spilled_.empty()) spilled_ = std::move(o.spilled_);
-        if (o.source_ || source_) source_ = std::move(o.source_);
-        if (o.upgrade_ || upgrade_) [[unlikely]]
-            upgrade_ = std::move(o.upgrade_);
+        if (o.extra_ || extra_) [[unlikely]]
+            extra_ = std::move(o.extra_);
         if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
     }
     return *this;
@@ -54,8 +52,7 @@ void Response::copy_from(const Response& o) {
     body_ = o.body_;
     content_type_ = o.content_type_;
     spilled_ = o.spilled_;
-    source_ = o.source_;
-    upgrade_ = o.upgrade_;
+    extra_ = o.extra_;
     if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
 }
 
@@ -76,6 +73,47 @@ Response Response::with_body(Status s, std::string body, std::string_view conten
         r.set_content_type(content_type);
     }
     return r;
+}
+
+Response::Extra& Response::mutable_extra() {
+    if (!extra_) {
+        extra_ = std::make_shared<Extra>();
+    } else if (extra_.use_count() > 1) {
+        extra_ = std::make_shared<Extra>(*extra_);  // a copy shares it: change our own
+    }
+    return *extra_;
+}
+
+Response& Response::set_file_body(FileBody body) {
+    mutable_extra().file = std::move(body);
+    return *this;
+}
+
+std::size_t Response::remove_header(std::string_view name) {
+    std::string_view block = header_block();
+    if (block.empty()) return 0;
+    std::string old(block);
+    inline_size_ = 0;
+    spilled_.clear();
+    std::size_t removed = 0;
+    std::string_view rest = old;
+    while (!rest.empty()) {
+        const std::size_t eol = rest.find("\r\n");
+        const std::string_view line = rest.substr(0, eol + 2);
+        rest.remove_prefix(eol + 2);
+        const std::size_t colon = line.find(':');
+        if (colon == name.size() && ascii::iequals(line.substr(0, colon), name)) {
+            ++removed;
+            continue;
+        }
+        append_header_bytes(line, {}, {});
+    }
+    if (ascii::iequals(name, "Content-Type")) {
+        removed += content_type_.empty() ? 0 : 1;
+        content_type_ = {};
+        custom_content_type_ = false;
+    }
+    return removed;
 }
 
 std::string_view Response::content_type() const noexcept {

@@ -82,7 +82,8 @@ void write_response(Buffer& out, const Response& r, const WriteOptions& o) {
         if (!o.http10) c.put("Transfer-Encoding: chunked\r\n");
     } else if (!bodiless) {
         c.put("Content-Length: ");
-        auto [end, ec] = std::to_chars(c.p, c.p + 20, r.body().size());
+        auto [end, ec] = std::to_chars(
+            c.p, c.p + 20, o.length < 0 ? r.body().size() : static_cast<std::uint64_t>(o.length));
         (void)ec;
         c.p = end;
         c.put("\r\n");

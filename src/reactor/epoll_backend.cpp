@@ -1,5 +1,6 @@
 #include "epoll_backend.hpp"
 
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -95,6 +96,22 @@ ssize_t EpollBackend::write_from(IoHandle& h, const iovec* iov, int iovcnt) {
         return 0;
     }
     h.write_wanted = static_cast<std::size_t>(n) < total;
+    return n;
+}
+
+ssize_t EpollBackend::send_file(IoHandle& h, int file_fd, std::uint64_t offset, std::size_t count) {
+    off_t off = static_cast<off_t>(offset);
+    ssize_t n;
+    do {
+        n = ::sendfile(h.fd, file_fd, &off, count);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return -errno;
+        h.write_wanted = true;
+        return 0;
+    }
+    if (n == 0 && count > 0) return -ENODATA;  // the file ended before `count` bytes
+    h.write_wanted = static_cast<std::size_t>(n) < count;
     return n;
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <exception>
 
 #include "body_pipe.hpp"
@@ -281,28 +282,43 @@ void Http1Connection::complete(Response&& r) {
 }
 
 void Http1Connection::finish(Response& r) {
-    if (r.status() == Status::SwitchingProtocols) [[unlikely]] {
-        if (std::shared_ptr<Upgrade> u = r.take_upgrade()) {
-            hand_over_to_websocket(std::move(u), r);
-            return;
-        }
-    }
     const bool http10 = req_->version() == 10;
     const bool head = req_->method() == Method::HEAD;
-    const bool streamed = r.streaming();
+    bool streamed = false;
+    const FileBody* file = nullptr;
+    if (r.has_extra()) [[unlikely]] {
+        if (r.status() == Status::SwitchingProtocols) {
+            if (std::shared_ptr<Upgrade> u = r.take_upgrade()) {
+                hand_over_to_websocket(std::move(u), r);
+                return;
+            }
+        }
+        if (r.file_body()) apply_file_semantics(*req_, r, worker_.options().limits.max_ranges);
+        streamed = r.streaming();
+        file = r.file_body();
+    }
     // An HTTP/1.0 client reads a streamed body until the connection closes.
     // The rest of an unread streamed request body cannot be told from the next request.
     const bool unread_body = body_streaming_ && (!body_done_ || body_error_ != Status::OK);
     const bool keep = req_->keep_alive() && !r.wants_close() && !worker_.draining() &&
                       !(streamed && http10 && !head) && !unread_body;
     // A large body goes out from its own string, after the head (no copy).
-    const bool direct = !streamed && !head &&
+    const bool direct = !streamed && !file && !head &&
                         r.body().size() >= worker_.options().direct_body_min &&
                         status_has_body(wire_status(r.status()));
     if (out_.capacity() == 0) loop_.buffers().acquire(out_);
-    write_response(out_, r,
-                   WriteOptions{loop_.http_date(), keep, http10, head || direct, streamed});
-    if (streamed && !head) {
+    if (file) [[unlikely]] {
+        write_response(out_, r,
+                       WriteOptions{loop_.http_date(), keep, http10, true, false,
+                                    static_cast<std::int64_t>(file->length())});
+        if (!head && status_has_body(wire_status(r.status()))) start_file(r);
+    } else {
+        write_response(out_, r,
+                       WriteOptions{loop_.http_date(), keep, http10, head || direct, streamed});
+    }
+    if (file) [[unlikely]] {
+        // sent by write_file
+    } else if (streamed && !head) {
         // Requests after this one wait until the stream ends (responses go out in order);
         // reading stops meanwhile and only the idle timeout runs.
         stream_ = r.take_body_source();
@@ -411,6 +427,127 @@ int Http1Connection::write_direct() {
     return 1;
 }
 
+// A file body on its way: the part being sent and how much of it has left.
+struct Http1Connection::FileSend {
+    FileBody body;
+    std::size_t part = 0;
+    std::uint64_t done = 0;  // file bytes of the current part already queued or sent
+    bool head_queued = false;
+};
+
+void Http1Connection::start_file(Response& r) {
+    file_ = std::make_unique<FileSend>();
+    file_->body = std::move(*r.file_body());
+    r.clear_file_body();
+    loop_.io().stop_reading(io_);  // the requests behind it wait (responses go out in order)
+}
+
+// Writes the output buffer; -1 if the connection closed, 0 if bytes remain (on_write_ready
+// continues), 1 once it is empty.
+int Http1Connection::write_out() {
+    while (!out_.empty()) {
+        iovec v{out_.data(), out_.size()};
+        const ssize_t n = send(&v, 1);
+        if (n < 0) {
+            close();
+            return -1;
+        }
+        if (n == 0) return 0;
+        note_progress();
+        out_.consume(static_cast<std::size_t>(n));
+    }
+    return 1;
+}
+
+// Sends the file body: part heads and bytes kept in memory go through the output buffer (so
+// small files leave with the head, and with the responses pipelined around them, in one
+// write); larger files go with sendfile(2) on plain connections and through pread into the
+// output buffer under TLS. One call sends at most one high-water mark and then yields to
+// the other connections. Returns -1 if the connection closed, 0 while bytes remain, 1 when
+// the body is out (its last bytes may still sit in the output buffer).
+int Http1Connection::write_file() {
+    FileSend& f = *file_;
+    const OpenFile& file = *f.body.file;
+    const std::size_t high = worker_.options().output_high_water;
+    std::size_t budget = high;
+    while (f.part < f.body.parts.size()) {
+        FileBody::Part& p = f.body.parts[f.part];
+        if (!f.head_queued) {
+            out_.append(p.head);
+            f.head_queued = true;
+        }
+        const std::uint64_t left = p.length - f.done;
+        if (left == 0) {
+            ++f.part;
+            f.done = 0;
+            f.head_queued = false;
+            continue;
+        }
+        if (budget == 0) {
+            loop_.defer([this] {
+                if (!closed_) on_write_ready();
+            });
+            return 0;
+        }
+        if (const std::string* mem = file.content(); mem || tls_) {
+            const std::size_t room = out_.size() < high ? high - out_.size() : 0;
+            if (room == 0) {
+                if (const int w = write_out(); w <= 0) return w;
+                continue;
+            }
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(
+                {left, room, std::uint64_t{256} * 1024, std::uint64_t{budget}}));
+            const std::uint64_t at = p.offset + f.done;
+            if (mem) {
+                if (at + n > mem->size()) {  // cannot happen: ranges are checked against it
+                    close();
+                    return -1;
+                }
+                out_.append(mem->data() + at, n);
+            } else {
+                out_.ensure_writable(n);
+                ssize_t got;
+                do {
+                    got = ::pread(file.fd(), out_.write_ptr(), n, static_cast<off_t>(at));
+                } while (got < 0 && errno == EINTR);
+                if (got <= 0) {  // the file shrank or failed under us: the length is a lie now
+                    log::warn("file body for {} ended early; closing the connection",
+                              req_ ? req_->path() : "?");
+                    close();
+                    return -1;
+                }
+                out_.commit(static_cast<std::size_t>(got));
+                f.done += static_cast<std::uint64_t>(got);
+                budget -= static_cast<std::size_t>(got);
+                continue;
+            }
+            f.done += n;
+            budget -= n;
+            continue;
+        }
+        // sendfile: what is queued goes first.
+        if (const int w = write_out(); w <= 0) return w;
+        const std::size_t want =
+            static_cast<std::size_t>(std::min<std::uint64_t>(left, std::uint64_t{budget}));
+        const ssize_t n = loop_.io().send_file(io_, file.fd(), p.offset + f.done, want);
+        if (n < 0) {
+            if (n == -ENODATA)
+                log::warn("file body for {} ended early; closing the connection",
+                          req_ ? req_->path() : "?");
+            close();
+            return -1;
+        }
+        if (n > 0) note_progress();
+        f.done += static_cast<std::uint64_t>(n);
+        budget -= static_cast<std::size_t>(n);
+        if (static_cast<std::size_t>(n) < want) return 0;  // the socket is full
+    }
+    out_.append(f.body.tail);
+    file_.reset();
+    stream_ended_ = true;  // the requests behind it may proceed
+    return 1;
+}
+
 // Writes what is queued; returns false if the connection closed.
 bool Http1Connection::flush() {
     // A stream is written one high-water mark at a time; after that this loop iteration
@@ -420,6 +557,12 @@ bool Http1Connection::flush() {
         if (stream_) {
             pump_stream();
             if (closed_) return false;
+        }
+        if (file_) [[unlikely]] {
+            const int r = write_file();
+            if (r < 0) return false;
+            if (r == 0) break;  // on_write_ready (or the deferred call) continues
+            continue;           // the body is queued; what is in out_ follows
         }
         if (direct_) {
             const int r = write_direct();

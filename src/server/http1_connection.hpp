@@ -60,7 +60,7 @@ class Http1Connection final : public Connection, public ResponseSink {
 
     // A streamed or direct body is still being sent: reading waits, and so do the requests
     // behind it.
-    bool body_in_flight() const noexcept { return stream_ || direct_; }
+    bool body_in_flight() const noexcept { return stream_ || direct_ || file_; }
     void process();
     bool dispatch();
     void finish(Response& r);
@@ -86,6 +86,9 @@ class Http1Connection final : public Connection, public ResponseSink {
     void hand_over_to_http2(std::unique_ptr<Request> upgraded, std::string settings);
     void hand_over_to_websocket(std::shared_ptr<Upgrade> u, const Response& r);
     int write_direct();
+    int write_file();
+    int write_out();
+    void start_file(Response& r);
     void note_progress();
     void close();
     void begin_linger();
@@ -108,8 +111,10 @@ class Http1Connection final : public Connection, public ResponseSink {
     Response::BodySource stream_;          // a streamed body still being produced
     std::unique_ptr<std::string> direct_;  // a large body sent from its own storage
     std::size_t direct_sent_ = 0;          // bytes of *direct_ already written
-    std::coroutine_handle<> pending_;      // the asynchronous handler's driving coroutine
-    Response* inline_result_ = nullptr;    // where complete() stores a response delivered inline
+    struct FileSend;
+    std::unique_ptr<FileSend> file_;     // a file body being sent
+    std::coroutine_handle<> pending_;    // the asynchronous handler's driving coroutine
+    Response* inline_result_ = nullptr;  // where complete() stores a response delivered inline
     Phase phase_ = Phase::header;
     bool busy_ = false;         // an asynchronous handler owns the request
     bool dispatching_ = false;  // inside handler.handle()

@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 
 #include "vela/base/ascii.hpp"
 #include "vela/base/log.hpp"
@@ -40,6 +42,10 @@ struct H2Stream final : ResponseSink {
     std::string out_body;
     std::size_t body_off = 0;
     Response::BodySource source;
+    std::unique_ptr<FileBody> file;  // a file body: part heads, file bytes, tail
+    std::size_t file_part = 0;
+    std::uint64_t file_off = 0;  // within the current part's head, then its file bytes
+    bool file_in_head = true;
     std::string piece;
     std::size_t piece_off = 0;
     std::uint64_t stalled_since = 0;  // when the response last could not move (0: it moves)
@@ -89,6 +95,10 @@ struct H2Stream final : ResponseSink {
         body_off = 0;
         body_dropped(source);  // a producer learns that its stream has ended
         source = nullptr;
+        file.reset();
+        file_part = 0;
+        file_off = 0;
+        file_in_head = true;
         std::string().swap(piece);
         piece_off = 0;
         stalled_since = opened_ms = 0;
@@ -772,10 +782,17 @@ void Http2Connection::stream_completed(H2Stream& s, Response&& r) {
 // (RFC 9113 8.2.1) and HTTP/1.1 connection-specific fields are dropped (8.2.2).
 void Http2Connection::respond(H2Stream& s, Response& r) {
     s.responding = true;
-    const int status = wire_status(r.status());
     const bool head = s.req && s.req->method() == Method::HEAD;
+    bool streamed = false;
+    const FileBody* file = nullptr;
+    if (r.has_extra()) [[unlikely]] {
+        if (r.file_body() && s.req)
+            apply_file_semantics(*s.req, r, worker_.options().limits.max_ranges);
+        streamed = r.streaming();
+        file = r.file_body();
+    }
+    const int status = wire_status(r.status());
     const bool has_body = status_has_body(status);
-    const bool streamed = r.streaming();
     thread_local std::string names;
     thread_local std::vector<nghttp2_nv> nv;
     names.clear();
@@ -784,7 +801,8 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
                            char('0' + status % 10), 0};
     std::array<char, 24> length_text{};
     auto [length_end, ec] =
-        std::to_chars(length_text.data(), length_text.data() + length_text.size(), r.body().size());
+        std::to_chars(length_text.data(), length_text.data() + length_text.size(),
+                      file ? file->length() : r.body().size());
     (void)ec;
     // Names are lowered into `names` first; the nv entries point into it once it is complete.
     struct Span {
@@ -829,9 +847,13 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     nghttp2_data_provider prd;
     prd.source.ptr = &s;
     prd.read_callback = cb_read_body;
-    const bool body = has_body && !head && (streamed || !r.body().empty());
+    const bool body =
+        has_body && !head && (streamed || (file && file->length()) || (!file && !r.body().empty()));
     if (body) {
-        if (streamed) {
+        if (file) [[unlikely]] {
+            s.file = std::make_unique<FileBody>(std::move(*r.file_body()));
+            r.clear_file_body();
+        } else if (streamed) {
             s.source = r.take_body_source();
         } else {
             s.out_body = std::move(r.mutable_body());
@@ -858,6 +880,8 @@ std::size_t Http2Connection::write_body(H2Stream& s, std::uint8_t* buf, std::siz
                                         bool& eof, bool& deferred) {
     s.stalled_since = 0;
     s.producer_wait = false;
+    if (s.file) [[unlikely]]
+        return write_file_body(s, buf, length, eof);
     if (!s.source) {
         const std::size_t n = std::min(length, s.out_body.size() - s.body_off);
         std::memcpy(buf, s.out_body.data() + s.body_off, n);
@@ -902,6 +926,72 @@ std::size_t Http2Connection::write_body(H2Stream& s, std::uint8_t* buf, std::siz
         std::memcpy(buf + n, s.piece.data() + s.piece_off, k);
         s.piece_off += k;
         n += k;
+    }
+    return n;
+}
+
+// Fills one DATA frame from a file body: part heads and the tail from memory, file bytes from
+// the bytes kept in memory or with pread, so flow control paces the reads and the file is
+// never buffered whole.
+std::size_t Http2Connection::write_file_body(H2Stream& s, std::uint8_t* buf, std::size_t length,
+                                             bool& eof) {
+    FileBody& fb = *s.file;
+    const OpenFile& file = *fb.file;
+    std::size_t n = 0;
+    while (n < length && s.file_part < fb.parts.size()) {
+        const FileBody::Part& p = fb.parts[s.file_part];
+        if (s.file_in_head) {
+            const std::size_t k = std::min<std::size_t>(
+                length - n, p.head.size() - static_cast<std::size_t>(s.file_off));
+            std::memcpy(buf + n, p.head.data() + s.file_off, k);
+            n += k;
+            s.file_off += k;
+            if (s.file_off == p.head.size()) {
+                s.file_in_head = false;
+                s.file_off = 0;
+            }
+            continue;
+        }
+        const std::size_t k =
+            static_cast<std::size_t>(std::min<std::uint64_t>(length - n, p.length - s.file_off));
+        const std::uint64_t at = p.offset + s.file_off;
+        if (const std::string* mem = file.content()) {
+            if (at + k > mem->size()) throw std::runtime_error("file body beyond the file");
+            std::memcpy(buf + n, mem->data() + at, k);
+        } else if (k) {
+            ssize_t got;
+            do {
+                got = ::pread(file.fd(), buf + n, k, static_cast<off_t>(at));
+            } while (got < 0 && errno == EINTR);
+            if (got <= 0) throw std::runtime_error("the file ended early (changed while sent)");
+            n += static_cast<std::size_t>(got);
+            s.file_off += static_cast<std::uint64_t>(got);
+            if (s.file_off == p.length) {
+                ++s.file_part;
+                s.file_off = 0;
+                s.file_in_head = true;
+            }
+            continue;
+        }
+        n += k;
+        s.file_off += k;
+        if (s.file_off == p.length) {
+            ++s.file_part;
+            s.file_off = 0;
+            s.file_in_head = true;
+        }
+    }
+    if (s.file_part == fb.parts.size()) {
+        // The tail (a multipart closing boundary) follows; file_off counts within it.
+        const std::size_t k = std::min<std::size_t>(
+            length - n, fb.tail.size() - static_cast<std::size_t>(s.file_off));
+        std::memcpy(buf + n, fb.tail.data() + s.file_off, k);
+        n += k;
+        s.file_off += k;
+        if (s.file_off == fb.tail.size()) {
+            eof = true;
+            s.file.reset();
+        }
     }
     return n;
 }

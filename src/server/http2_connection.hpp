@@ -85,6 +85,7 @@ class Http2Connection final : public Connection {
     void stream_completed(H2Stream& s, Response&& r);
     std::size_t write_body(H2Stream& s, std::uint8_t* buf, std::size_t length, bool& eof,
                            bool& deferred);
+    std::size_t write_file_body(H2Stream& s, std::uint8_t* buf, std::size_t length, bool& eof);
 
   private:
     // IoSink / tls::StreamOwner

@@ -203,7 +203,37 @@ struct PipeSource {
     }
 };
 
+// A source passed through a transform (transform_body): what the drivers ask of the source
+// is asked of the inner one.
+struct TransformSource {
+    struct State {
+        Response::BodySource inner;
+        std::function<std::string(std::string_view, bool)> f;
+        bool ended = false;
+    };
+    std::shared_ptr<State> st;
+
+    std::optional<std::string> operator()() const {
+        State& s = *st;
+        while (!s.ended) {
+            std::optional<std::string> piece = s.inner();
+            if (!piece) {
+                s.ended = true;
+                std::string last = s.f({}, true);
+                if (last.empty()) break;
+                return last;
+            }
+            if (piece->empty()) return std::string();  // a producer with nothing yet
+            std::string out = s.f(*piece, false);
+            if (!out.empty()) return out;
+        }
+        return std::nullopt;
+    }
+};
+
 bool body_pending(Response::BodySource& source, UniqueFunction wake) {
+    if (TransformSource* t = source.target<TransformSource>()) [[unlikely]]
+        return body_pending(t->st->inner, std::move(wake));
     PipeSource* ps = source.target<PipeSource>();
     if (!ps) return false;
     BodyPipe& p = *ps->pipe;
@@ -264,6 +294,10 @@ void destroy_suspended_producers() noexcept {
 
 void body_dropped(Response::BodySource& source) noexcept {
     if (!source) return;
+    if (TransformSource* t = source.target<TransformSource>()) [[unlikely]] {
+        body_dropped(t->st->inner);
+        return;
+    }
     if (PipeSource* ps = source.target<PipeSource>()) ps->pipe->drop();
 }
 
@@ -272,6 +306,14 @@ void body_dropped(Response::BodySource& source) noexcept {
 namespace vela {
 
 using detail::BodyPipe;
+
+Response::BodySource transform_body(Response::BodySource inner,
+                                    std::function<std::string(std::string_view, bool)> f) {
+    auto st = std::make_shared<detail::TransformSource::State>();
+    st->inner = std::move(inner);
+    st->f = std::move(f);
+    return detail::TransformSource{std::move(st)};
+}
 
 bool BodyWriter::WriteAwaiter::await_ready() noexcept {
     state = pipe.push(chunk);

@@ -144,6 +144,36 @@ Group& Group::ws(std::string_view p, WsHandler handler, WsOptions options) {
     return get(p, [ep](const Request& req) { return ws_accept(req, ep); });
 }
 
+namespace {
+// Registers the mount (which redirects to its slash form) and everything below it.
+template <class Target>
+void add_static(Target& t, std::string prefix, std::string_view mount, const std::string& dir,
+                StaticOptions options) {
+    std::string full = prefix + std::string(mount);
+    auto sf = std::make_shared<const files::StaticFiles>(full, dir, std::move(options));
+    const std::size_t skip = sf->mount().size();
+    auto serve = [sf, skip](const Request& req) {
+        return sf->serve(req, req.path().substr(std::min(skip, req.path().size())));
+    };
+    std::string local(mount);
+    while (!local.empty() && local.back() == '/') local.pop_back();
+    if (!sf->mount().empty()) t.get(local, serve);
+    t.get(local + "/{*path}", serve);
+}
+}  // namespace
+
+App& App::static_files(std::string_view mount, const std::string& dir, StaticOptions options) {
+    add_static(*this, "", mount, dir, std::move(options));
+    return *this;
+}
+
+Group& Group::static_files(std::string_view mount, const std::string& dir, StaticOptions options) {
+    std::string prefix;
+    for (detail::GroupData* g = data_; g; g = g->parent) prefix.insert(0, g->prefix);
+    add_static(*this, prefix, mount, dir, std::move(options));
+    return *this;
+}
+
 void App::add_route(Method m, std::string_view pattern, HandlerFn h, detail::GroupData* g) {
     check_not_started("routes");
     auto id = static_cast<std::int32_t>(endpoints_.size());

@@ -9,6 +9,11 @@ namespace vela::ascii {
 /// Lower-cases one ASCII letter; other bytes are returned unchanged.
 constexpr char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? char(c | 0x20) : c; }
 
+/// True for an ASCII letter or digit.
+constexpr bool is_alnum(unsigned char c) noexcept {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 /// Case-insensitive ASCII equality.
 constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
     if (a.size() != b.size()) return false;

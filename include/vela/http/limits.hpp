@@ -20,6 +20,9 @@ struct ParserLimits {
     /// Largest body of a streaming route (App::streaming), read as it arrives; larger gets
     /// 413. Other routes buffer their bodies and keep max_body.
     std::uint64_t max_streamed_body = std::uint64_t{4} << 30;
+    /// Most byte ranges in one Range header of a file response; with more, the header is
+    /// ignored and the whole file is sent (the range DoS).
+    std::size_t max_ranges = 16;
     /// Longest chunk-size line including extensions; longer gets 400.
     std::size_t max_chunk_line = 1024;
     /// POST, PUT and PATCH without Content-Length or Transfer-Encoding get 411.

@@ -110,6 +110,11 @@ class Request {
     void set_host(std::string_view h) noexcept { host_ = h; }
     /// Sets the decoded body.
     void set_body(std::string_view b) noexcept { body_ = b; }
+    /// Replaces the body with `b`, kept by the request (e.g. a decompressed body).
+    void set_owned_body(std::string b) noexcept {
+        owned_body_ = std::move(b);
+        body_ = owned_body_;
+    }
     /// Sets whether the connection stays open after this request.
     void set_keep_alive(bool k) noexcept { keep_alive_ = k; }
     /// The header fields, for the protocol driver to fill.
@@ -157,6 +162,7 @@ class Request {
     std::array<Param, kMaxParams> params_{};
     std::vector<Attribute> attributes_;  // slots are reused: size() is the high-water mark
     std::string decoded_path_;
+    std::string owned_body_;  // set_owned_body
     BodyReader* streamed_body_ = nullptr;
     WholeBodyReader whole_body_;
 };

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "vela/http/file_body.hpp"
 #include "vela/http/status.hpp"
 
 namespace vela {
@@ -33,7 +34,28 @@ class Upgrade {
     virtual ~Upgrade() = default;
 };
 
-/// An HTTP response: status, header fields, and a body held in a string or streamed.
+/// How Response::send_file sends a file.
+struct SendFileOptions {
+    /// Content-Type; empty: from the file name's extension (vela/files/mime.hpp).
+    std::string content_type;
+    /// Offer the file as a download (Content-Disposition: attachment) named `download_name`
+    /// (empty: the file's own name).
+    bool attachment = false;
+    /// The name a download is saved as (implies attachment when not empty).
+    std::string download_name;
+    /// Send a strong ETag (from inode, size and modification time) and evaluate If-Match /
+    /// If-None-Match against it.
+    bool etag = true;
+    /// Send Last-Modified and evaluate If-Modified-Since / If-Unmodified-Since against it.
+    bool last_modified = true;
+    /// Honour Range requests (Accept-Ranges: bytes).
+    bool ranges = true;
+    /// A Cache-Control value to send (empty: none).
+    std::string cache_control;
+};
+
+/// An HTTP response: status, header fields, and a body held in a string, streamed, or taken
+/// from a file.
 class Response {
   public:
     /// Header bytes kept inside the object before they spill to the heap.
@@ -102,6 +124,14 @@ class Response {
     /// (header injection) or an empty name. Content-Length, Transfer-Encoding, Date and
     /// Connection are written by the server and may not be set here.
     Response& add_header(std::string_view name, std::string_view value);
+    /// Removes every header named `name` (case-insensitive) added with add_header; returns how
+    /// many were removed.
+    std::size_t remove_header(std::string_view name);
+    /// Replaces the headers named `name` with one `name: value` (as remove + add).
+    Response& set_header(std::string_view name, std::string_view value) {
+        remove_header(name);
+        return add_header(name, value);
+    }
     /// The first header named `name` (case-insensitive) added with add_header; empty if none.
     std::string_view header(std::string_view name) const noexcept;
     /// The added header fields, pre-formatted as "Name: value\r\n" lines.
@@ -113,21 +143,54 @@ class Response {
     /// (HTTP/1.1) or until the connection closes (HTTP/1.0). The server pulls pieces only as
     /// fast as the client reads them, so memory stays bounded.
     Response& set_body_source(BodySource source) {
-        source_ = std::move(source);
+        mutable_extra().source = std::move(source);
         return *this;
     }
     /// True when the body is streamed from a BodySource.
-    bool streaming() const noexcept { return static_cast<bool>(source_); }
+    bool streaming() const noexcept { return extra_ && extra_->source; }
     /// Takes the body source (the server does, when it starts streaming).
-    BodySource take_body_source() noexcept { return std::move(source_); }
+    BodySource take_body_source() noexcept {
+        return extra_ ? std::move(extra_->source) : BodySource{};
+    }
+
+    /// Sends the file at `path` as the body: Content-Type from its extension, ETag,
+    /// Last-Modified and Accept-Ranges, so the server answers conditional (304, 412) and range
+    /// requests (206, 416) for it; the bytes leave with sendfile(2) where possible. A missing
+    /// file, a directory or an unreadable one makes this a 404 or 403 instead. Open files and
+    /// their metadata are cached per thread (checked for changes at most once a second).
+    /// (Implemented by the files module, which vela::vela links.)
+    Response& send_file(std::string_view path, const SendFileOptions& options = {});
+    /// A response that sends the file at `path` (see send_file).
+    static Response file(std::string_view path, const SendFileOptions& options = {}) {
+        Response r;
+        r.send_file(path, options);
+        return r;
+    }
+    /// Makes `body` the body (the caller sets the headers that describe it).
+    Response& set_file_body(FileBody body);
+    /// The file body, if the body comes from a file.
+    FileBody* file_body() noexcept { return extra_ && extra_->file ? &*extra_->file : nullptr; }
+    /// The file body, if the body comes from a file.
+    const FileBody* file_body() const noexcept {
+        return extra_ && extra_->file ? &*extra_->file : nullptr;
+    }
+    /// Drops a file body (the response then has its string body).
+    void clear_file_body() noexcept {
+        if (extra_) extra_->file.reset();
+    }
+    /// True when anything beyond status, headers and a string body is set (a streamed or file
+    /// body, a protocol switch): one test for the server's rare paths.
+    bool has_extra() const noexcept { return static_cast<bool>(extra_); }
 
     /// Makes this (101) response switch the connection to another protocol once sent.
-    Response& set_upgrade(std::shared_ptr<Upgrade> u) noexcept {
-        upgrade_ = std::move(u);
+    Response& set_upgrade(std::shared_ptr<Upgrade> u) {
+        mutable_extra().upgrade = std::move(u);
         return *this;
     }
     /// Takes the protocol switch set by set_upgrade (the server does, for a 101).
-    std::shared_ptr<Upgrade> take_upgrade() noexcept { return std::move(upgrade_); }
+    std::shared_ptr<Upgrade> take_upgrade() noexcept {
+        return extra_ ? std::move(extra_->upgrade) : nullptr;
+    }
 
     /// Asks the server to close the connection after sending this response.
     Response& close_connection() noexcept {
@@ -138,6 +201,14 @@ class Response {
     bool wants_close() const noexcept { return close_; }
 
   private:
+    // The rarely used parts, behind one pointer so that a plain response stays small and
+    // cheap to move. Copies of a Response share them (and copy them before a change).
+    struct Extra {
+        BodySource source;
+        std::shared_ptr<Upgrade> upgrade;
+        std::optional<FileBody> file;
+    };
+    Extra& mutable_extra();
     void append_header_bytes(std::string_view a, std::string_view b, std::string_view c);
     void copy_from(const Response& o);
 
@@ -148,8 +219,7 @@ class Response {
     std::string body_;
     std::string_view content_type_;  // static text only; a custom value lives in the headers
     std::string spilled_;            // header bytes once they outgrow inline_
-    BodySource source_;
-    std::shared_ptr<Upgrade> upgrade_;  // only on a 101 that switches protocols
+    std::shared_ptr<Extra> extra_;   // streamed or file body, protocol switch
     char inline_[kInlineHeaderBytes];
 };
 

@@ -21,6 +21,8 @@ struct WriteOptions {
     /// The body follows as a stream (Response::streaming()): announce chunked transfer
     /// coding instead of a Content-Length (or neither for HTTP/1.0, which reads to close).
     bool streamed = false;
+    /// The Content-Length to announce when not -1 (a file body, sent after the head).
+    std::int64_t length = -1;
 };
 
 /// The status code sent for `s`: its own, or 500 for a value outside 100-999.

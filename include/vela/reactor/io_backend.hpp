@@ -85,6 +85,11 @@ class IoBackend {
     /// Writes what it can of `iov` now; returns bytes written (0 when none fit) or -errno.
     /// When it returns less than asked, on_write_ready runs once more can be written.
     virtual ssize_t write_from(IoHandle& h, const iovec* iov, int iovcnt) = 0;
+    /// Sends up to `count` bytes of the file `file_fd` from `offset` (sendfile(2): the bytes go
+    /// from the page cache to the socket without a copy); returns bytes sent (0 when none fit)
+    /// or -errno. When it sends less than asked, on_write_ready runs once more can be written.
+    virtual ssize_t send_file(IoHandle& h, int file_fd, std::uint64_t offset,
+                              std::size_t count) = 0;
     /// Pauses (false) or resumes (true) accepting on a listener.
     virtual void set_accepting(IoHandle& h, bool on) = 0;
     /// Waits up to `timeout_ms` (-1: forever), calls `woke.on_ready()`, then runs the

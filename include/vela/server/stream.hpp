@@ -80,6 +80,13 @@ using BodyProducer = std::function<Task<void>(BodyWriter&)>;
 /// the body early (HTTP/1.1: the connection closes; HTTP/2: RST_STREAM INTERNAL_ERROR).
 Response stream_body(Response r, BodyProducer producer, std::size_t high_water = 256 * 1024);
 
+/// Turns each piece of a response body into another: `f(piece, false)` per piece of `inner`,
+/// then `f({}, true)` once at its end (an empty result is skipped). Coroutine producers
+/// (stream_body, sse) keep working through it: waiting for them and dropping them reach
+/// `inner`. The compression middleware compresses streamed bodies with it.
+Response::BodySource transform_body(
+    Response::BodySource inner, std::function<std::string(std::string_view piece, bool last)> f);
+
 /// Writes the request body to the file `path` (created or truncated, mode 0644) as it
 /// arrives, at most `max_bytes` of it. Returns Status::OK; the body's own error (413, 400,
 /// 408); PayloadTooLarge past `max_bytes`; or InternalServerError when the file cannot be

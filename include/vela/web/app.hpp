@@ -27,6 +27,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "vela/files/static_files.hpp"
 #include "vela/server/server.hpp"
 #include "vela/server/websocket.hpp"
 #include "vela/tls/context.hpp"
@@ -130,6 +131,8 @@ class Group {
     }
     /// Registers a WebSocket endpoint at prefix + `p` (see App::ws).
     Group& ws(std::string_view p, WsHandler handler, WsOptions options = {});
+    /// Serves the directory `dir` below `mount` (relative to the group; see App::static_files).
+    Group& static_files(std::string_view mount, const std::string& dir, StaticOptions options = {});
 
   private:
     friend class App;
@@ -214,6 +217,13 @@ class App {
     /// may refuse with an ordinary response); a valid upgrade (RFC 6455) becomes a session
     /// that runs `handler` (see websocket.hpp), anything else gets 400/403/426.
     App& ws(std::string_view p, WsHandler handler, WsOptions options = {});
+
+    /// Serves the files of the directory `dir` below `mount` ("/assets"; "/" for the whole
+    /// site) for GET and HEAD: safe paths, index files, MIME types, ETag/Last-Modified with
+    /// 304/412, ranges, precompressed siblings, sendfile (vela/files/static_files.hpp). Several
+    /// mounts may coexist; routes registered elsewhere win over a mount's wildcard. Throws
+    /// std::runtime_error (one line) when `dir` cannot be opened.
+    App& static_files(std::string_view mount, const std::string& dir, StaticOptions options = {});
 
     /// Server settings (limits, timeouts, connection cap); change before run()/start().
     ServerOptions& options() noexcept { return options_; }
