@@ -23,7 +23,10 @@ enum class PathVerdict : std::uint8_t {
 /// Checks `rest` (the decoded path after the mount prefix, e.g. "/css/site.css" or "" or "/")
 /// and writes the relative name without leading, trailing or repeated slashes to `out`.
 /// Windows device names (CON, NUL, ...) and "~" are ordinary names. `allow_dotfiles` lets
-/// segments starting with '.' through (".." stays bad).
+/// segments starting with '.' through ("." and ".." stay bad). A bad byte or segment anywhere
+/// wins over a hidden one ("/.git/../x" is bad). Nothing is decoded again: "%2e%2e" is a name.
+/// `out` is cleared first and left empty unless the verdict is ok; the call does not allocate
+/// when `out.capacity() >= rest.size()` (reuse one string per connection for that fast path).
 PathVerdict check_path(std::string_view rest, std::string& out, bool allow_dotfiles = false);
 
 /// True when `rest` ends with '/' (a directory-style request).
