@@ -70,6 +70,16 @@ bool field_value_ok(const char* p, std::size_t n) noexcept {
 // RFC 9112 3.2, RFC 3986 3.2.2-3.2.3: Host = uri-host [ ":" port ]. uri-host is a bracketed
 // IPv6 literal, or a reg-name / IPv4 address (no ':' or brackets); port is digits. Strict
 // choices: IPvFuture literals are refused, and so is a port without a host.
+// reg-name characters except '%' (so the common Host needs no separate escape scan).
+constexpr std::array<bool, 256> make_host_plain() {
+    std::array<bool, 256> t{};
+    for (int c = 0; c < 256; ++c)
+        t[static_cast<std::size_t>(c)] =
+            http::is_regname_char(static_cast<unsigned char>(c)) && c != '%';
+    return t;
+}
+constexpr std::array<bool, 256> kHostPlain = make_host_plain();
+
 bool host_valid(std::string_view h) noexcept {
     std::size_t i = 0;
     if (!h.empty() && h[0] == '[') {
@@ -80,10 +90,14 @@ bool host_valid(std::string_view h) noexcept {
                 return false;
         ++i;
     } else {
-        // One table lookup per byte; the loop stops at ':' (port) or at an invalid byte.
-        while (i < h.size() && http::is_regname_char(static_cast<unsigned char>(h[i]))) ++i;
+        // One table lookup per byte; the loop stops at ':' (port), at '%' or at an invalid
+        // byte. A percent-encoded reg-name (rare) is finished and its escapes checked apart.
+        while (i < h.size() && kHostPlain[static_cast<unsigned char>(h[i])]) ++i;
+        if (i < h.size() && h[i] == '%') [[unlikely]] {
+            while (i < h.size() && http::is_regname_char(static_cast<unsigned char>(h[i]))) ++i;
+            if (!escapes_valid(h.substr(0, i))) return false;
+        }
         if (i == 0 && i < h.size()) return false;  // ":80"
-        if (i > 0 && std::memchr(h.data(), '%', i) && !escapes_valid(h.substr(0, i))) return false;
     }
     if (i == h.size()) return true;
     if (h[i] != ':') return false;
