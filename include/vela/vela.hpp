@@ -3,6 +3,8 @@
 
 #include "vela/async/task.hpp"
 #include "vela/base/log.hpp"
+#include "vela/files/file_cache.hpp"
+#include "vela/files/static_files.hpp"
 #include "vela/http/method.hpp"
 #include "vela/http/request.hpp"
 #include "vela/http/response.hpp"

@@ -46,16 +46,16 @@ struct StaticOptions {
     /// Answer Range requests.
     bool ranges = true;
     /// Cache-Control for every file of the mount (empty: none).
-    std::string cache_control;
+    std::string cache_control{};
     /// Cache-Control for file names `immutable` accepts (hashed asset names).
     std::string immutable_cache_control = std::string(kImmutableCacheControl);
     /// Which names get immutable_cache_control (null: none). files::hashed_name is a ready one.
-    std::function<bool(std::string_view name)> immutable;
+    std::function<bool(std::string_view name)> immutable{};
     /// Precompressed siblings looked for, in the server's order of preference (empty: off).
     std::vector<compress::Coding> precompressed = {compress::Coding::br, compress::Coding::zstd,
                                                    compress::Coding::gzip};
     /// Content-Type overrides by extension (lower case, without the dot).
-    files::MimeOverrides mime;
+    files::MimeOverrides mime{};
 };
 
 namespace files {

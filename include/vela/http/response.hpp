@@ -37,12 +37,12 @@ class Upgrade {
 /// How Response::send_file sends a file.
 struct SendFileOptions {
     /// Content-Type; empty: from the file name's extension (vela/files/mime.hpp).
-    std::string content_type;
+    std::string content_type{};
     /// Offer the file as a download (Content-Disposition: attachment) named `download_name`
     /// (empty: the file's own name).
     bool attachment = false;
     /// The name a download is saved as (implies attachment when not empty).
-    std::string download_name;
+    std::string download_name{};
     /// Send a strong ETag (from inode, size and modification time) and evaluate If-Match /
     /// If-None-Match against it.
     bool etag = true;
@@ -51,7 +51,7 @@ struct SendFileOptions {
     /// Honour Range requests (Accept-Ranges: bytes).
     bool ranges = true;
     /// A Cache-Control value to send (empty: none).
-    std::string cache_control;
+    std::string cache_control{};
 };
 
 /// An HTTP response: status, header fields, and a body held in a string, streamed, or taken

@@ -37,7 +37,7 @@ struct CompressionOptions {
     /// Content-Types compressed (compared without parameters; "text/*" matches the whole
     /// type). Empty: the built-in list (files::compressible: text, JSON, JavaScript, XML, SVG,
     /// wasm, ...).
-    std::vector<std::string> types;
+    std::vector<std::string> types{};
     /// gzip level, 1 (fastest) to 9.
     int gzip_level = 6;
     /// brotli quality, 0 to 11 (above 5 is for precompressing, not per request).
