@@ -168,15 +168,16 @@ class Response {
     }
     /// Makes `body` the body (the caller sets the headers that describe it).
     Response& set_file_body(FileBody body);
-    /// The file body, if the body comes from a file.
-    FileBody* file_body() noexcept { return extra_ && extra_->file ? &*extra_->file : nullptr; }
+    /// The file body, if the body comes from a file (this response's own: a copy that shared
+    /// it gets its own first).
+    FileBody* file_body() { return extra_ && extra_->file ? &*mutable_extra().file : nullptr; }
     /// The file body, if the body comes from a file.
     const FileBody* file_body() const noexcept {
         return extra_ && extra_->file ? &*extra_->file : nullptr;
     }
     /// Drops a file body (the response then has its string body).
-    void clear_file_body() noexcept {
-        if (extra_) extra_->file.reset();
+    void clear_file_body() {
+        if (extra_ && extra_->file) mutable_extra().file.reset();
     }
     /// True when anything beyond status, headers and a string body is set (a streamed or file
     /// body, a protocol switch): one test for the server's rare paths.
