@@ -90,12 +90,16 @@ Response& Response::set_file_body(FileBody body) {
 }
 
 std::size_t Response::remove_header(std::string_view name) {
+    std::size_t removed = 0;
+    if (!custom_content_type_ && !content_type_.empty() && ascii::iequals(name, "Content-Type")) {
+        content_type_ = {};  // a built-in type is not in the header block
+        return 1;
+    }
     std::string_view block = header_block();
     if (block.empty()) return 0;
     std::string old(block);
     inline_size_ = 0;
     spilled_.clear();
-    std::size_t removed = 0;
     std::string_view rest = old;
     while (!rest.empty()) {
         const std::size_t eol = rest.find("\r\n");
@@ -108,11 +112,7 @@ std::size_t Response::remove_header(std::string_view name) {
         }
         append_header_bytes(line, {}, {});
     }
-    if (ascii::iequals(name, "Content-Type")) {
-        removed += content_type_.empty() ? 0 : 1;
-        content_type_ = {};
-        custom_content_type_ = false;
-    }
+    if (removed && ascii::iequals(name, "Content-Type")) custom_content_type_ = false;
     return removed;
 }
 

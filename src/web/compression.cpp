@@ -101,8 +101,9 @@ void precondition_failed(Response& res) {
 
 std::function<void(Request&, Response&)> compression(CompressionOptions options) {
     // Levels are checked now, not at the first request.
-    for (Coding c : options.preference)
-        if (c != Coding::identity) (void)compress::Encoder::create(c, level_for(c, options));
+    for (const auto* list : {&options.preference, &options.stream_preference})
+        for (Coding c : *list)
+            if (c != Coding::identity) (void)compress::Encoder::create(c, level_for(c, options));
     auto o = std::make_shared<const CompressionOptions>(std::move(options));
     return [o](Request& req, Response& res) {
         const int status = code(res.status());
@@ -120,7 +121,12 @@ std::function<void(Request&, Response&)> compression(CompressionOptions options)
             res.add_header("Vary", "Accept-Encoding");
         const std::string_view accept = req.header("Accept-Encoding");
         if (accept.empty()) return;
-        const Coding c = compress::negotiate(compress::AcceptEncoding(accept), o->preference);
+        // Streams (also large files, compressed as a stream) hold their encoder for as long
+        // as they last: they choose from the cheaper list.
+        const bool as_stream = streamed || (fb && size > o->max_file_size);
+        if (as_stream && o->stream_preference.empty()) return;
+        const Coding c = compress::negotiate(compress::AcceptEncoding(accept),
+                                             as_stream ? o->stream_preference : o->preference);
         if (c == Coding::identity) return;
         const int level = level_for(c, *o);
 

@@ -75,7 +75,8 @@ class Response {
     Response(Response&& o) noexcept;
     /// Move-assigns, as the move constructor.
     Response& operator=(Response&& o) noexcept;
-    /// Copies status, headers, body and body source (the copies share the source).
+    /// Copies status, headers, body and the streamed or file body (shared until one of the
+    /// copies changes or takes it).
     Response(const Response& o);
     /// Copy-assigns, as the copy constructor.
     Response& operator=(const Response& o);
@@ -149,8 +150,8 @@ class Response {
     /// True when the body is streamed from a BodySource.
     bool streaming() const noexcept { return extra_ && extra_->source; }
     /// Takes the body source (the server does, when it starts streaming).
-    BodySource take_body_source() noexcept {
-        return extra_ ? std::move(extra_->source) : BodySource{};
+    BodySource take_body_source() {
+        return extra_ && extra_->source ? std::move(mutable_extra().source) : BodySource{};
     }
 
     /// Sends the file at `path` as the body: Content-Type from its extension, ETag,
@@ -189,8 +190,8 @@ class Response {
         return *this;
     }
     /// Takes the protocol switch set by set_upgrade (the server does, for a 101).
-    std::shared_ptr<Upgrade> take_upgrade() noexcept {
-        return extra_ ? std::move(extra_->upgrade) : nullptr;
+    std::shared_ptr<Upgrade> take_upgrade() {
+        return extra_ && extra_->upgrade ? std::move(mutable_extra().upgrade) : nullptr;
     }
 
     /// Asks the server to close the connection after sending this response.
