@@ -196,6 +196,24 @@ std::function<void(Request&, Response&)> compression(CompressionOptions options)
             });
             return;
         }
+        if (!streamed && !etag.empty() && status == 200) {
+            // The client revalidates the variant with the tag it got ("v1-gzip"), which the
+            // handler cannot know: the variant's preconditions are answered here.
+            std::optional<std::int64_t> modified;
+            if (const std::string_view lm = res.header("Last-Modified"); !lm.empty())
+                modified = parse_http_date(lm);
+            switch (evaluate_preconditions(req, etag, modified)) {
+                case Precondition::proceed:
+                    break;
+                case Precondition::not_modified:
+                    res.set_status(Status::NotModified);
+                    res.mutable_body().clear();
+                    return;
+                case Precondition::failed:
+                    precondition_failed(res);
+                    return;
+            }
+        }
         if (streamed) {
             // Each piece is flushed, so an event or a log line reaches the client at once.
             std::shared_ptr<compress::Encoder> enc = compress::Encoder::create(c, level);

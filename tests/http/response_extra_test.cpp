@@ -111,10 +111,8 @@ TEST(ResponseExtra, RemoveBuiltinContentTypeAlongsideOtherHeaders) {
 TEST(ResponseExtra, RemoveBuiltinContentTypeWithNoOtherHeader) {
     Response r = Response::json("{}");
     ASSERT_EQ(r.header_block(), "");
-    // BUG: remove_header returns 0 as soon as the header block is empty, before it looks at
-    // the built-in Content-Type (kept outside the block), so a response with a mime::
-    // Content-Type and no added header keeps its type: Response::json("{}")
-    // .remove_header("Content-Type") returns 0 and content_type() is still application/json.
+    // Regression: remove_header once returned 0 as soon as the header block was empty, before
+    // it looked at the built-in Content-Type (kept outside the block).
     EXPECT_EQ(r.remove_header("Content-Type"), 1u);
     EXPECT_EQ(r.content_type(), "");
 }
@@ -320,11 +318,8 @@ TEST(ResponseExtra, TakeBodySourceFromACopyLeavesTheOriginal) {
     Response::BodySource s = b.take_body_source();
     EXPECT_TRUE(s);
     EXPECT_FALSE(b.streaming());
-    // BUG: take_body_source() moves the source out of the shared Extra (no copy-on-write,
-    // unlike file_body() / clear_file_body() since eb40277), so taking it from a copy leaves
-    // the original with no source: a.streaming() is false here. (Response::Extra says copies
-    // "copy them before a change"; the copy constructor's "the copies share the source" could
-    // be read either way, but sharing should not mean that one take empties both.)
+    // Regression: take_body_source() once moved the source out of the Extra the copies share,
+    // leaving the original with no source.
     EXPECT_TRUE(a.streaming());
 }
 
@@ -333,8 +328,7 @@ TEST(ResponseExtra, TakeUpgradeFromACopyLeavesTheOriginal) {
     a.set_upgrade(std::make_shared<TestUpgrade>());
     Response b = a;
     EXPECT_NE(b.take_upgrade(), nullptr);
-    // BUG: take_upgrade() moves the upgrade out of the shared Extra (no copy-on-write), so
-    // the original's take_upgrade() then returns nullptr.
+    // Regression: take_upgrade() once moved the upgrade out of the shared Extra.
     EXPECT_NE(a.take_upgrade(), nullptr);
 }
 

@@ -10,7 +10,8 @@
 // skips small bodies, types that do not compress (images, video, archives), responses that
 // already have a Content-Encoding (a handler's own, or a precompressed static file) and
 // "Cache-Control: no-transform"; it adds Vary: Accept-Encoding, makes the ETag of the
-// compressed variant distinct ("abc" -> "abc-gzip"), and answers If-None-Match for it.
+// compressed variant distinct ("abc" -> "abc-gzip"), and answers If-None-Match / If-Match
+// for it (304 / 412; the handler only knows its own tag).
 // Streamed bodies are compressed piece by piece and flushed after each piece, so server-sent
 // events arrive at once. File bodies up to max_file_size are compressed whole (Content-Length
 // kept); larger ones stream. Compressed responses do not honour Range (the whole is sent).
