@@ -249,8 +249,10 @@ Response StaticFiles::serve_file(const Request& req, const std::string& rel,
                     best_file = std::move(f);
                 }
             }
-            // identity keeps the original unless the client prefers a sibling strictly.
-            if (best_file && best_q >= ae.quality(compress::Coding::identity)) {
+            // Any acceptable sibling beats the original, unless the client ranks identity
+            // higher by name (RFC 9110 12.5.3 gives an unlisted identity no rank of its own).
+            if (best_file && (!ae.lists(compress::Coding::identity) ||
+                              best_q >= ae.quality(compress::Coding::identity))) {
                 res.add_header("Content-Encoding", compress::name(best));
                 file = std::move(best_file);
             }

@@ -1023,18 +1023,15 @@ TEST_F(StaticFilesPrecompressed, AcceptEncodingPicksTheSibling) {
     EXPECT_TRUE(decode(t, "gzip", gz.body) == js);
 }
 
-// BUG: a client that lists codings only with q-values below 1 and does not mention identity
-// gets the uncompressed file. StaticFiles::serve_file keeps identity unless
-// `best_q >= ae.quality(identity)`, and quality(identity) is 1000 when identity is not listed
-// (it is acceptable by default, RFC 9110 12.5.3), so "br;q=0.5, gzip;q=0.8" (gzip best at 800)
-// loses to an identity the client never asked for. compress::negotiate (the compression
-// middleware) picks gzip for the same field. Expected: Content-Encoding: gzip (and zstd for
-// "zstd;q=0.3"); got: no Content-Encoding, the identity file.
+// Regression: a client listing codings only with q-values below 1 (identity unnamed) once got
+// the uncompressed file, because an unlisted identity was ranked at q=1 against the siblings.
 TEST_F(StaticFilesPrecompressed, QValuesBelowOneStillPickTheBestSibling) {
     expect_coding("br;q=0.5, gzip;q=0.8", "gzip");
     expect_coding("zstd;q=0.3", "zstd");
     // An explicit identity with a lower q-value than the sibling's.
     expect_coding("gzip;q=0.8, identity;q=0.5", "gzip");
+    // identity named with a higher q-value than any sibling keeps the original.
+    expect_coding("gzip;q=0.5, identity;q=0.9", "");
 }
 
 // =============================================================================================

@@ -57,6 +57,8 @@ class AcceptEncoding {
     int quality(Coding c) const noexcept;
     /// True when the field was present.
     bool present() const noexcept { return present_; }
+    /// True when the field names `c` itself (not only through "*").
+    bool lists(Coding c) const noexcept { return q_[static_cast<int>(c)] >= 0; }
 
   private:
     bool present_;
