@@ -4,57 +4,14 @@
 #include <string_view>
 
 #include "vela/base/ascii.hpp"
+#include "vela/base/field_cursor.hpp"
 #include "vela/compress/codec.hpp"
 
 namespace vela::compress {
 
 namespace {
 
-// tchar (RFC 9110 5.6.2).
-constexpr bool is_tchar(char c) noexcept {
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-    return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-// A cursor over the field value; each reader stops at the first byte it does not accept, and
-// every pass of the parser's loops consumes at least one byte, so any input ends.
-struct Cursor {
-    std::string_view s;
-    std::size_t i = 0;
-
-    bool end() const noexcept { return i >= s.size(); }
-    bool at(char c) const noexcept { return i < s.size() && s[i] == c; }
-    void ows() noexcept {
-        while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    }
-    std::string_view token() noexcept {
-        const std::size_t b = i;
-        while (i < s.size() && is_tchar(s[i])) ++i;
-        return s.substr(b, i - b);
-    }
-    // quoted-string (RFC 9110 5.6.4) starting at the quote; false when it is not terminated.
-    bool quoted() noexcept {
-        for (++i; i < s.size();) {
-            const char c = s[i++];
-            if (c == '"') return true;
-            if (c == '\\') {
-                if (i == s.size()) return false;
-                ++i;  // the escaped byte
-            }
-        }
-        return false;
-    }
-    // Skips the rest of a malformed element, past the next comma outside quotes.
-    void skip_element() noexcept {
-        while (i < s.size()) {
-            if (s[i] == '"') {
-                if (!quoted()) return;
-            } else if (s[i++] == ',') {
-                return;
-            }
-        }
-    }
-};
+using Cursor = ascii::FieldCursor;
 
 // qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), in thousandths (RFC 9110 12.4.2).
 std::optional<int> parse_qvalue(std::string_view v) noexcept {

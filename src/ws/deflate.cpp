@@ -14,6 +14,7 @@
 #include <string>
 
 #include "vela/base/ascii.hpp"
+#include "vela/base/field_cursor.hpp"
 
 namespace vela::ws {
 
@@ -21,52 +22,7 @@ namespace {
 
 // ---- the Sec-WebSocket-Extensions grammar (RFC 6455 9.1, RFC 9110 5.6) ----
 
-// tchar (RFC 9110 5.6.2).
-constexpr bool is_tchar(char c) noexcept {
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-    return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-// A cursor over the header value; every reader stops at the first byte it does not accept.
-struct Cursor {
-    std::string_view s;
-    std::size_t i = 0;
-
-    bool end() const noexcept { return i >= s.size(); }
-    bool at(char c) const noexcept { return i < s.size() && s[i] == c; }
-    void ows() noexcept {
-        while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    }
-    std::string_view token() noexcept {
-        const std::size_t b = i;
-        while (i < s.size() && is_tchar(s[i])) ++i;
-        return s.substr(b, i - b);
-    }
-    // quoted-string (RFC 9110 5.6.4) starting at the quote, unescaped into `v`; false when
-    // it is not terminated.
-    bool quoted(std::string* v) {
-        for (++i; i < s.size();) {
-            char c = s[i++];
-            if (c == '"') return true;
-            if (c == '\\') {
-                if (i == s.size()) return false;
-                c = s[i++];
-            }
-            if (v) v->push_back(c);
-        }
-        return false;
-    }
-    // Skips the rest of a malformed list element, past the next comma outside quotes.
-    void skip_element() {
-        while (i < s.size()) {
-            if (s[i] == '"') {
-                if (!quoted(nullptr)) return;
-            } else if (s[i++] == ',') {
-                return;
-            }
-        }
-    }
-};
+using Cursor = ascii::FieldCursor;
 
 // Reads one element `token *( OWS ";" OWS token [ "=" ( token / quoted-string ) ] )` and the
 // comma after it, calling param(name, value or nullptr) for each parameter. False (the
