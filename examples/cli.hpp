@@ -3,6 +3,7 @@
 // errors on stderr with exit code 2 (the usual "usage error"), --help printing the usage.
 
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -65,6 +66,36 @@ class CommandLine {
   private:
     std::string_view program_;
     std::string_view usage_;
+};
+
+/// The TLS options the example servers share: --tls-cert FILE, --tls-key FILE, --tls-port N.
+struct TlsArgs {
+    /// Certificate chain file (PEM); empty: no TLS.
+    std::string cert;
+    /// Private key file (PEM).
+    std::string key;
+    /// The HTTPS port.
+    std::uint16_t port = 8443;
+
+    /// Takes `arg` if it is one of the TLS options; false otherwise.
+    template <class Value>
+    bool take(const CommandLine& cl, std::string_view arg, const Value& value) {
+        if (arg == "--tls-port") {
+            port = static_cast<std::uint16_t>(cl.number(arg, value(), 65535));
+        } else if (arg == "--tls-cert" || arg == "--tls-key") {
+            std::string_view v = value();
+            if (v.empty()) cl.error("empty file name for " + std::string(arg));
+            (arg == "--tls-cert" ? cert : key) = std::string(v);
+        } else {
+            return false;
+        }
+        return true;
+    }
+    /// Refuses a certificate without a key or the reverse.
+    void check(const CommandLine& cl) const {
+        if (cert.empty() != key.empty())
+            cl.error(cert.empty() ? "--tls-key needs --tls-cert" : "--tls-cert needs --tls-key");
+    }
 };
 
 }  // namespace example

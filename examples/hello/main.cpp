@@ -33,9 +33,7 @@ constexpr std::string_view kUsage =
 struct Options {
     std::uint16_t port = 8080;
     unsigned threads = 0;
-    std::string tls_cert;
-    std::string tls_key;
-    std::uint16_t tls_port = 8443;
+    example::TlsArgs tls;
 };
 
 Options parse_args(int argc, char** argv) {
@@ -46,19 +44,12 @@ Options parse_args(int argc, char** argv) {
             o.port = static_cast<std::uint16_t>(cl.number(arg, value(), 65535));
         } else if (arg == "--threads") {
             o.threads = cl.number(arg, value(), 1024);
-        } else if (arg == "--tls-port") {
-            o.tls_port = static_cast<std::uint16_t>(cl.number(arg, value(), 65535));
-        } else if (arg == "--tls-cert" || arg == "--tls-key") {
-            std::string_view v = value();
-            if (v.empty()) cl.error("empty file name for " + std::string(arg));
-            (arg == "--tls-cert" ? o.tls_cert : o.tls_key) = std::string(v);
         } else {
-            return false;
+            return o.tls.take(cl, arg, value);
         }
         return true;
     });
-    if (o.tls_cert.empty() != o.tls_key.empty())
-        cl.error(o.tls_cert.empty() ? "--tls-key needs --tls-cert" : "--tls-cert needs --tls-key");
+    o.tls.check(cl);
     return o;
 }
 
@@ -84,6 +75,6 @@ int main(int argc, char** argv) {
         co_return "done";
     });
     app.listen(opts.port);
-    if (!opts.tls_cert.empty()) add_tls(app, opts.tls_port, opts.tls_cert, opts.tls_key);
+    if (!opts.tls.cert.empty()) add_tls(app, opts.tls.port, opts.tls.cert, opts.tls.key);
     return app.run(opts.threads);  // 1, with the reason logged, when a port cannot be opened
 }

@@ -40,9 +40,7 @@ struct Options {
     bool compress = true;
     bool listing = false;
     std::string cache_control;
-    std::string tls_cert;
-    std::string tls_key;
-    std::uint16_t tls_port = 8443;
+    example::TlsArgs tls;
 };
 
 Options parse_args(int argc, char** argv) {
@@ -64,20 +62,13 @@ Options parse_args(int argc, char** argv) {
             o.listing = true;
         } else if (arg == "--cache-control") {
             o.cache_control = std::string(value());
-        } else if (arg == "--tls-port") {
-            o.tls_port = static_cast<std::uint16_t>(cl.number(arg, value(), 65535));
-        } else if (arg == "--tls-cert" || arg == "--tls-key") {
-            std::string_view v = value();
-            if (v.empty()) cl.error("empty file name for " + std::string(arg));
-            (arg == "--tls-cert" ? o.tls_cert : o.tls_key) = std::string(v);
         } else {
-            return false;
+            return o.tls.take(cl, arg, value);
         }
         return true;
     });
     if (o.root.empty()) cl.error("--root DIR is required");
-    if (o.tls_cert.empty() != o.tls_key.empty())
-        cl.error(o.tls_cert.empty() ? "--tls-key needs --tls-cert" : "--tls-cert needs --tls-key");
+    o.tls.check(cl);
     return o;
 }
 
@@ -103,11 +94,11 @@ int main(int argc, char** argv) {
         return 1;
     }
     app.listen(opts.port);
-    if (!opts.tls_cert.empty()) {
+    if (!opts.tls.cert.empty()) {
         vela::TlsOptions tls;
-        tls.cert = opts.tls_cert;
-        tls.key = opts.tls_key;
-        app.listen_tls(opts.tls_port, std::move(tls));
+        tls.cert = opts.tls.cert;
+        tls.key = opts.tls.key;
+        app.listen_tls(opts.tls.port, std::move(tls));
     }
     return app.run(opts.threads);
 }
