@@ -77,15 +77,23 @@ void EpollBackend::do_read(IoHandle& h) {
 }
 
 ssize_t EpollBackend::write_from(IoHandle& h, const iovec* iov, int iovcnt) {
+    return write_flags(h, iov, iovcnt, MSG_NOSIGNAL);
+}
+
+ssize_t EpollBackend::write_more(IoHandle& h, const iovec* iov, int iovcnt) {
+    return write_flags(h, iov, iovcnt, MSG_NOSIGNAL | MSG_MORE);
+}
+
+ssize_t EpollBackend::write_flags(IoHandle& h, const iovec* iov, int iovcnt, int flags) {
     ssize_t n;
     do {
         if (iovcnt == 1) {
-            n = ::send(h.fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL);
+            n = ::send(h.fd, iov[0].iov_base, iov[0].iov_len, flags);
         } else {  // sendmsg, not writev: MSG_NOSIGNAL even where SIGPIPE is not ignored
             msghdr m{};
             m.msg_iov = const_cast<iovec*>(iov);
             m.msg_iovlen = static_cast<std::size_t>(iovcnt);
-            n = ::sendmsg(h.fd, &m, MSG_NOSIGNAL);
+            n = ::sendmsg(h.fd, &m, flags);
         }
     } while (n < 0 && errno == EINTR);
     std::size_t total = 0;

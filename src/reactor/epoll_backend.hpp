@@ -22,12 +22,14 @@ class EpollBackend final : public IoBackend {
     void read_into(IoHandle& h) override;
     void stop_reading(IoHandle& h) override { h.reading = false; }
     ssize_t write_from(IoHandle& h, const iovec* iov, int iovcnt) override;
+    ssize_t write_more(IoHandle& h, const iovec* iov, int iovcnt) override;
     ssize_t send_file(IoHandle& h, int file_fd, std::uint64_t offset, std::size_t count) override;
     void set_accepting(IoHandle& h, bool on) override;
     void poll(int timeout_ms, IoSink& woke) override;
 
   private:
     static void do_read(IoHandle& h);
+    static ssize_t write_flags(IoHandle& h, const iovec* iov, int iovcnt, int flags);
     static void do_accept(IoHandle& h);
 
     int epfd_;

@@ -444,10 +444,10 @@ void Http1Connection::start_file(Response& r) {
 
 // Writes the output buffer; -1 if the connection closed, 0 if bytes remain (on_write_ready
 // continues), 1 once it is empty.
-int Http1Connection::write_out() {
+int Http1Connection::write_out(bool more) {
     while (!out_.empty()) {
         iovec v{out_.data(), out_.size()};
-        const ssize_t n = send(&v, 1);
+        const ssize_t n = more ? loop_.io().write_more(io_, &v, 1) : send(&v, 1);
         if (n < 0) {
             close();
             return -1;
@@ -525,8 +525,9 @@ int Http1Connection::write_file() {
             budget -= n;
             continue;
         }
-        // sendfile: what is queued goes first.
-        if (const int w = write_out(); w <= 0) return w;
+        // sendfile: what is queued goes first, held by the kernel to share packets with the
+        // file's first bytes (plain connections only: TLS never gets here).
+        if (const int w = write_out(true); w <= 0) return w;
         const std::size_t want =
             static_cast<std::size_t>(std::min<std::uint64_t>(left, std::uint64_t{budget}));
         const ssize_t n = loop_.io().send_file(io_, file.fd(), p.offset + f.done, want);

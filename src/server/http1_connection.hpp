@@ -87,7 +87,7 @@ class Http1Connection final : public Connection, public ResponseSink {
     void hand_over_to_websocket(std::shared_ptr<Upgrade> u, const Response& r);
     int write_direct();
     int write_file();
-    int write_out();
+    int write_out(bool more = false);
     void start_file(Response& r);
     void note_progress();
     void close();

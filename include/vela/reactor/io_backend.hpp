@@ -85,6 +85,9 @@ class IoBackend {
     /// Writes what it can of `iov` now; returns bytes written (0 when none fit) or -errno.
     /// When it returns less than asked, on_write_ready runs once more can be written.
     virtual ssize_t write_from(IoHandle& h, const iovec* iov, int iovcnt) = 0;
+    /// As write_from, telling the kernel that more bytes follow at once (MSG_MORE): a response
+    /// head written before send_file then leaves in the same packets as the file's bytes.
+    virtual ssize_t write_more(IoHandle& h, const iovec* iov, int iovcnt) = 0;
     /// Sends up to `count` bytes of the file `file_fd` from `offset` (sendfile(2): the bytes go
     /// from the page cache to the socket without a copy); returns bytes sent (0 when none fit)
     /// or -errno. When it sends less than asked, on_write_ready runs once more can be written.
