@@ -74,7 +74,8 @@ int open_beneath(int root_fd, const char* rel, bool beneath) noexcept {
         char link[64];
         std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
         ssize_t gn = ::readlink(link, got, sizeof got - 1);
-        if (wn <= 0 || gn <= wn ||
+        if (wn == 1) wn = 0;  // the root is "/": every path is below it
+        if (wn < 0 || gn <= wn ||
             std::string_view(got, static_cast<std::size_t>(wn)) !=
                 std::string_view(want, static_cast<std::size_t>(wn)) ||
             got[wn] != '/') {
@@ -151,7 +152,12 @@ OpenStatus open_file(int root_fd, std::string_view rel, bool beneath, std::size_
             if (n <= 0) break;
             got += static_cast<std::size_t>(n);
         }
-        if (got == bytes.size()) file->set_content(std::move(bytes));
+        if (got == bytes.size()) {
+            file->set_content(std::move(bytes));
+            // Sent from memory from now on: the descriptor would only count against the
+            // process's limit (changes are detected by path).
+            file->close_fd();
+        }
     }
     out = std::move(file);
     return OpenStatus::ok;
@@ -180,8 +186,9 @@ struct FileCache::Impl {
                       std::shared_ptr<const OpenFile>& out) {
         key.assign(root_key).push_back(beneath ? '\0' : '\1');
         key.append(rel);
+        // The version first: a configure() in between then makes the entry refresh later.
+        const std::uint64_t version = options_version.load(std::memory_order_acquire);
         const FileCacheOptions opt = FileCache::options();
-        const std::uint64_t version = options_version.load(std::memory_order_relaxed);
         const std::uint64_t now = now_ms();
         auto it = index.find(std::string_view(key));
         if (it != index.end()) {
@@ -209,7 +216,14 @@ struct FileCache::Impl {
         }
         Entry e;
         e.status = open_file(root_fd, rel, beneath, opt.content_max, e.file);
-        if (e.status == OpenStatus::error) return e.status;  // (e.g. EMFILE) not remembered
+        if (e.status == OpenStatus::error && (errno == EMFILE || errno == ENFILE) && !lru.empty()) {
+            // Out of descriptors: give back the ones this cache holds (responses still sending
+            // a file keep theirs) and try once more.
+            index.clear();
+            lru.clear();
+            e.status = open_file(root_fd, rel, beneath, opt.content_max, e.file);
+        }
+        if (e.status == OpenStatus::error) return e.status;  // not remembered
         e.key = key;
         e.checked_ms = now;
         e.version = version;

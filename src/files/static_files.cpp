@@ -185,22 +185,16 @@ Response StaticFiles::serve(const Request& req, std::string_view rest) const {
             if (ends_with_slash(rest)) break;  // "file.txt/": not a directory
             return serve_file(req, rel, std::move(file));
         case OpenStatus::directory:
-            if (!ends_with_slash(rest) && !rel.empty()) {
+            if ((!ends_with_slash(rest) && !rel.empty()) || (rest.empty() && !mount_.empty())) {
                 // The slash form, so relative links inside the page resolve below it.
                 res.set_status(Status::MovedPermanently);
-                std::string location = encode_path(fmt::format("{}/{}/", mount_, rel));
+                std::string location = encode_path(
+                    fmt::format("{}/{}{}", mount_base(req, rest), rel, rel.empty() ? "" : "/"));
                 if (!req.query_string().empty()) location.append("?").append(req.query_string());
                 res.add_header("Location", location);
                 return res;
             }
-            if (rest.empty() && !mount_.empty()) {
-                res.set_status(Status::MovedPermanently);
-                std::string location = encode_path(fmt::format("{}/", mount_));
-                if (!req.query_string().empty()) location.append("?").append(req.query_string());
-                res.add_header("Location", location);
-                return res;
-            }
-            return serve_directory(req, rel);
+            return serve_directory(req, rel, rest);
         case OpenStatus::forbidden:
             fail(res, Status::Forbidden);
             return res;
@@ -212,6 +206,18 @@ Response StaticFiles::serve(const Request& req, std::string_view rest) const {
     }
     fail(res, Status::NotFound);
     return res;
+}
+
+// Where the mount sits in this request's path (a group prefix may have had parameters), with
+// repeated slashes collapsed: a Location starting with "//" would name another host.
+std::string StaticFiles::mount_base(const Request& req, std::string_view rest) const {
+    std::string_view path = req.path();
+    path.remove_suffix(std::min(rest.size(), path.size()));
+    std::string base;
+    for (char c : path)
+        if (c != '/' || base.empty() || base.back() != '/') base.push_back(c);
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    return base;
 }
 
 Response StaticFiles::serve_file(const Request& req, const std::string& rel,
@@ -267,8 +273,8 @@ Response StaticFiles::serve_file(const Request& req, const std::string& rel,
     return res;
 }
 
-Response StaticFiles::serve_directory(const Request& req, const std::string& rel) const {
-    (void)req;
+Response StaticFiles::serve_directory(const Request& req, const std::string& rel,
+                                      std::string_view rest) const {
     Response res;
     thread_local std::string name;
     for (const std::string& index : options_.index) {
@@ -311,7 +317,8 @@ Response StaticFiles::serve_directory(const Request& req, const std::string& rel
     }
     ::closedir(dir);
     std::sort(entries.begin(), entries.end());
-    const std::string here = fmt::format("{}/{}{}", mount_, rel, rel.empty() ? "" : "/");
+    const std::string here =
+        fmt::format("{}/{}{}", mount_base(req, rest), rel, rel.empty() ? "" : "/");
     std::string html = fmt::format(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Index of {0}</title></head>\n"
         "<body><h1>Index of {0}</h1>\n<ul>\n",

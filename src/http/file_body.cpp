@@ -12,8 +12,11 @@
 
 namespace vela {
 
-OpenFile::~OpenFile() {
+OpenFile::~OpenFile() { close_fd(); }
+
+void OpenFile::close_fd() noexcept {
     if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
 }
 
 namespace {
@@ -51,6 +54,8 @@ void apply_file_semantics(const Request& req, Response& res, std::size_t max_ran
                 res.clear_file_body();
                 res.remove_header("Content-Type");
                 res.remove_header("Accept-Ranges");
+                res.remove_header("Content-Encoding");  // the text below is not encoded
+                res.remove_header("Content-Disposition");
                 res.set_body("Precondition Failed");
                 res.set_content_type(mime::text);
                 return;
@@ -74,6 +79,8 @@ void apply_file_semantics(const Request& req, Response& res, std::size_t max_ran
             res.set_status(Status::RangeNotSatisfiable);
             res.clear_file_body();
             res.remove_header("Content-Type");
+            res.remove_header("Content-Encoding");  // the text below is not encoded
+            res.remove_header("Content-Disposition");
             res.set_header("Content-Range", content_range_unsatisfied(size));
             res.set_body("Range Not Satisfiable");
             res.set_content_type(mime::text);

@@ -433,6 +433,7 @@ struct Http1Connection::FileSend {
     std::size_t part = 0;
     std::uint64_t done = 0;  // file bytes of the current part already queued or sent
     bool head_queued = false;
+    bool no_sendfile = false;  // sendfile refused this file: pread into the output buffer
 };
 
 void Http1Connection::start_file(Response& r) {
@@ -489,7 +490,7 @@ int Http1Connection::write_file() {
             });
             return 0;
         }
-        if (const std::string* mem = file.content(); mem || tls_) {
+        if (const std::string* mem = file.content(); mem || tls_ || f.no_sendfile) {
             const std::size_t room = out_.size() < high ? high - out_.size() : 0;
             if (room == 0) {
                 if (const int w = write_out(); w <= 0) return w;
@@ -531,6 +532,10 @@ int Http1Connection::write_file() {
         const std::size_t want =
             static_cast<std::size_t>(std::min<std::uint64_t>(left, std::uint64_t{budget}));
         const ssize_t n = loop_.io().send_file(io_, file.fd(), p.offset + f.done, want);
+        if (n == -EINVAL || n == -ENOSYS) {
+            f.no_sendfile = true;  // a file system without splice support: read it instead
+            continue;
+        }
         if (n < 0) {
             if (n == -ENODATA)
                 log::warn("file body for {} ended early; closing the connection",
@@ -541,7 +546,11 @@ int Http1Connection::write_file() {
         if (n > 0) note_progress();
         f.done += static_cast<std::uint64_t>(n);
         budget -= static_cast<std::size_t>(n);
-        if (static_cast<std::size_t>(n) < want) return 0;  // the socket is full
+        // Nothing sent: the socket is full (on_write_ready continues). A short count is tried
+        // again at once: it may mean a full socket (the next call says so) or a file that
+        // shrank (the next call reports its end), which must not wait for a writable event
+        // that never comes.
+        if (n == 0) return 0;
     }
     out_.append(f.body.tail);
     file_.reset();

@@ -151,14 +151,16 @@ void add_static(Target& t, std::string prefix, std::string_view mount, const std
                 StaticOptions options) {
     std::string full = prefix + std::string(mount);
     auto sf = std::make_shared<const files::StaticFiles>(full, dir, std::move(options));
-    const std::size_t skip = sf->mount().size();
-    auto serve = [sf, skip](const Request& req) {
-        return sf->serve(req, req.path().substr(std::min(skip, req.path().size())));
-    };
     std::string local(mount);
     while (!local.empty() && local.back() == '/') local.pop_back();
-    if (!sf->mount().empty()) t.get(local, serve);
-    t.get(local + "/{*path}", serve);
+    // The part below the mount is what the router's wildcard matched (the prefix may have
+    // parameters of its own, so its length says nothing).
+    if (!sf->mount().empty()) t.get(local, [sf](const Request& req) { return sf->serve(req, {}); });
+    t.get(local + "/{*vela_static_path}", [sf](const Request& req) {
+        thread_local std::string rest;
+        rest.assign("/").append(req.param("vela_static_path"));
+        return sf->serve(req, rest);
+    });
 }
 }  // namespace
 

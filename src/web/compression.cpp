@@ -113,6 +113,9 @@ std::function<void(Request&, Response&)> compression(CompressionOptions options)
         if (type.empty() || !type_allowed(type, o->types)) return;
         if (ascii::list_has(res.header("Cache-Control"), "no-transform")) return;
         FileBody* fb = res.file_body();
+        // A file body made by hand with several parts (or heads) is sent as it is.
+        if (fb && (fb->parts.size() != 1 || !fb->parts.front().head.empty() || !fb->tail.empty()))
+            return;
         const bool streamed = res.streaming();
         const std::uint64_t size = fb ? fb->length() : res.body().size();
         if (!streamed && size < o->min_size) return;
@@ -139,7 +142,9 @@ std::function<void(Request&, Response&)> compression(CompressionOptions options)
         res.add_header("Content-Encoding", compress::name(c));
 
         if (fb) {
-            if (fb->conditional) {
+            // Preconditions apply to 2xx answers only (RFC 9110 13.2.1): a 404 page from a
+            // file stays a 404.
+            if (fb->conditional && status == 200) {
                 switch (evaluate_preconditions(req, etag, fb->last_modified())) {
                     case Precondition::proceed:
                         break;
@@ -272,9 +277,17 @@ std::function<std::optional<Response>(Request&)> request_decompression(
         if (!coding) return std::nullopt;
         std::string out;
         switch (compress::decompress(*coding, req.body(), out, o->max_size)) {
-            case compress::DecodeResult::done:
+            case compress::DecodeResult::done: {
                 req.set_owned_body(std::move(out));
+                // The fields described the encoded body: a second decompression (or a handler
+                // trusting Content-Length) must not see them.
+                auto& fields = req.mutable_headers();
+                std::erase_if(fields, [](const Header& h) {
+                    return ascii::iequals(h.name, "Content-Encoding") ||
+                           ascii::iequals(h.name, "Content-Length");
+                });
                 return std::nullopt;
+            }
             case compress::DecodeResult::too_large:
                 return Response::text("Payload Too Large: the decompressed body is over the limit",
                                       Status::PayloadTooLarge);

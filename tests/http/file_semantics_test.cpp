@@ -470,5 +470,22 @@ TEST_F(FileSemanticsTest, NotModifiedOnACopyKeepsTheOriginalsFile) {
     EXPECT_NE(original.file_body(), nullptr);
 }
 
+// A precompressed variant (Content-Encoding set by the static mount) answered with 412 or 416
+// carries a plain-text body: the coding and the download name must go with the file.
+TEST_F(FileSemanticsTest, ErrorAnswersDropTheFilesContentEncoding) {
+    for (const char* extra : {"Range: bytes=5000-\r\n", "If-Match: \"other\"\r\n"}) {
+        SCOPED_TRACE(extra);
+        Parsed p(get(extra));
+        Response r = file({.download_name = "d.txt"});
+        r.add_header("Content-Encoding", "gzip");
+        apply_file_semantics(p.req, r, 16);
+        EXPECT_TRUE(r.status() == Status::RangeNotSatisfiable ||
+                    r.status() == Status::PreconditionFailed);
+        EXPECT_EQ(r.file_body(), nullptr);
+        EXPECT_EQ(r.header("Content-Encoding"), "");
+        EXPECT_EQ(r.header("Content-Disposition"), "");
+    }
+}
+
 }  // namespace
 }  // namespace vela

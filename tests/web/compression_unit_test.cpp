@@ -485,5 +485,45 @@ TEST(CompressionHook, RequestCorruptBodyIs400) {
     EXPECT_EQ(s->status(), Status::BadRequest);
 }
 
+// RFC 9110 13.2.1: preconditions are for 2xx answers; a 404 page sent from a file stays a 404.
+TEST_F(CompressionHookFile, PreconditionsIgnoredOnANon200FileBody) {
+    Response probe = Response::file(path_);
+    const std::string etag(probe.header("ETag"));
+    const std::string gz = etag.substr(0, etag.size() - 1) + "-gzip\"";
+    for (const std::string& cond :
+         {"If-None-Match: " + gz + "\r\n", std::string("If-Match: \"nope\"\r\n")}) {
+        SCOPED_TRACE(cond);
+        Response r = Response::file(path_);
+        r.set_status(Status::NotFound);
+        run(r, "Accept-Encoding: gzip\r\n" + cond);
+        EXPECT_EQ(r.status(), Status::NotFound);
+        EXPECT_EQ(decoded(Coding::gzip, r.body()), content_);
+    }
+}
+
+// A hand-made file body with several parts is not compressed (only whole files are).
+TEST_F(CompressionHookFile, MultiPartFileBodyIsLeftAlone) {
+    Response r = Response::file(path_);
+    FileBody fb = *r.file_body();
+    fb.parts.push_back(FileBody::Part{"--b\r\n", 0, 10});
+    r.set_file_body(fb);
+    run(r, "Accept-Encoding: gzip\r\n");
+    EXPECT_NE(r.file_body(), nullptr);
+    EXPECT_EQ(r.header("Content-Encoding"), "");
+}
+
+// After decompression the request no longer claims an encoding or the encoded length.
+TEST(CompressionHook, DecompressedRequestDropsContentEncodingAndLength) {
+    const std::string plain = text(5000);
+    Parsed p(post("Content-Encoding: gzip\r\n", compress::compress(Coding::gzip, plain)));
+    ASSERT_FALSE(request_decompression()(p.req).has_value());
+    EXPECT_EQ(p.req.body(), plain);
+    EXPECT_EQ(p.req.header("Content-Encoding"), "");
+    EXPECT_EQ(p.req.header("Content-Length"), "");
+    // A second pass (the hook installed twice) leaves the plain body alone.
+    EXPECT_FALSE(request_decompression()(p.req).has_value());
+    EXPECT_EQ(p.req.body(), plain);
+}
+
 }  // namespace
 }  // namespace vela

@@ -81,7 +81,9 @@ class StaticFiles {
     const std::string& mount() const noexcept { return mount_; }
 
   private:
-    Response serve_directory(const Request& req, const std::string& rel) const;
+    Response serve_directory(const Request& req, const std::string& rel,
+                             std::string_view rest) const;
+    std::string mount_base(const Request& req, std::string_view rest) const;
     Response serve_file(const Request& req, const std::string& rel,
                         std::shared_ptr<const OpenFile> file) const;
 

@@ -54,6 +54,8 @@ class OpenFile {
     const std::string* content() const noexcept { return content_ ? &*content_ : nullptr; }
     /// Keeps `bytes` (the whole file) in memory.
     void set_content(std::string bytes) { content_ = std::move(bytes); }
+    /// Closes the descriptor of a file kept in memory (fd() is -1 afterwards).
+    void close_fd() noexcept;
 
   private:
     int fd_;
