@@ -4,6 +4,7 @@
 #include <zstd_errors.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "compress/detail.hpp"
@@ -107,6 +108,11 @@ class ZstdDecoder final : public BoundedDecoder {
         ZSTD_inBuffer ib{io.in, io.in_left, 0};
         ZSTD_outBuffer ob{io.out, io.out_left, 0};
         const std::size_t rc = ZSTD_decompressStream(dctx_, &ob, &ib);
+        // The frame header's first bytes, to check its declared content size at the end.
+        const std::size_t keep = std::min(ib.pos, sizeof head_ - head_len_);
+        std::memcpy(head_ + head_len_, io.in, keep);
+        head_len_ += keep;
+        produced_ += ob.pos;
         io.in += ib.pos;
         io.in_left -= ib.pos;
         io.out += ob.pos;
@@ -117,12 +123,24 @@ class ZstdDecoder final : public BoundedDecoder {
             return Step::error;
         }
         // 0: the frame is decoded and flushed; it stops there even with input left.
-        if (rc == 0) return Step::end;
+        if (rc == 0) {
+            // libzstd's streaming decoder (1.5.4) accepts a frame whose content is shorter than
+            // the size its header declares (its one-shot path refuses it): refuse it too, so a
+            // body decodes the same however its bytes arrive.
+            const unsigned long long declared = ZSTD_getFrameContentSize(head_, head_len_);
+            if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR &&
+                declared != produced_)
+                return Step::error;
+            return Step::end;
+        }
         return ob.pos == ob.size ? Step::pending : Step::progress;
     }
 
     Meter meter_;
     ZSTD_DCtx* dctx_ = nullptr;
+    unsigned char head_[18] = {};  // a frame header is at most 18 bytes (RFC 8878 3.1.1)
+    std::size_t head_len_ = 0;
+    std::uint64_t produced_ = 0;
 };
 
 }  // namespace
