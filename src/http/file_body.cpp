@@ -37,30 +37,33 @@ std::string make_boundary() {
 
 }  // namespace
 
+bool answer_preconditions(const Request& req, Response& res, std::string_view etag,
+                          std::optional<std::int64_t> last_modified) {
+    switch (evaluate_preconditions(req, etag, last_modified)) {
+        case Precondition::proceed:
+            return false;
+        case Precondition::not_modified:
+            res.set_status(Status::NotModified);
+            res.clear_file_body();
+            res.mutable_body().clear();
+            return true;
+        case Precondition::failed:
+            break;
+    }
+    res.set_status(Status::PreconditionFailed);
+    res.clear_file_body();
+    for (std::string_view name :
+         {"Content-Type", "Accept-Ranges", "Content-Encoding", "Content-Disposition"})
+        res.remove_header(name);  // they described the file; the text below is plain
+    res.set_body("Precondition Failed");
+    res.set_content_type(mime::text);
+    return true;
+}
+
 void apply_file_semantics(const Request& req, Response& res, std::size_t max_ranges) {
     FileBody* fb = res.file_body();
     if (!fb || res.status() != Status::OK) return;  // another status: sent as the handler said
-    if (fb->conditional) {
-        switch (evaluate_preconditions(req, fb->etag(), fb->last_modified())) {
-            case Precondition::proceed:
-                break;
-            case Precondition::not_modified:
-                res.set_status(Status::NotModified);
-                res.clear_file_body();
-                res.mutable_body().clear();
-                return;
-            case Precondition::failed:
-                res.set_status(Status::PreconditionFailed);
-                res.clear_file_body();
-                res.remove_header("Content-Type");
-                res.remove_header("Accept-Ranges");
-                res.remove_header("Content-Encoding");  // the text below is not encoded
-                res.remove_header("Content-Disposition");
-                res.set_body("Precondition Failed");
-                res.set_content_type(mime::text);
-                return;
-        }
-    }
+    if (fb->conditional && answer_preconditions(req, res, fb->etag(), fb->last_modified())) return;
     if (!fb->ranges || req.method() != Method::GET || fb->parts.size() != 1 ||
         !fb->parts[0].head.empty() || !fb->tail.empty())
         return;

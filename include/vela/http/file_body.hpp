@@ -113,6 +113,13 @@ struct FileBody {
 class Request;
 class Response;
 
+/// Evaluates `req`'s preconditions against `etag` / `last_modified` (RFC 9110 13.2.2) and,
+/// when they stop the request, turns `res` into the answer: 304 without a body (its validators
+/// kept), or 412 with a plain-text body (the file's Content-Type, Content-Encoding,
+/// Accept-Ranges and Content-Disposition dropped). True when `res` was changed.
+bool answer_preconditions(const Request& req, Response& res, std::string_view etag,
+                          std::optional<std::int64_t> last_modified);
+
 /// The HTTP semantics of a file body, applied by the server just before it sends a 200 whose
 /// body is a file (so middleware sees the plain 200): preconditions (304, 412, RFC 9110 13),
 /// then Range with If-Range (206 single or multipart/byteranges, 416; RFC 9110 14) for GET.
