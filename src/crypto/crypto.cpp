@@ -1,0 +1,295 @@
+// The building blocks of crypto.hpp on OpenSSL 3's EVP interfaces. The algorithm objects
+// (SHA-256, HMAC, AES-256-GCM, HKDF) are fetched once per process: an implicit fetch inside
+// every call costs a lock and a provider lookup, more than hashing a cookie does.
+#include "vela/crypto/crypto.hpp"
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
+
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+
+namespace vela::crypto {
+
+namespace {
+
+constexpr std::size_t kKeySize = 32;
+constexpr std::size_t kNonceSize = 12;
+constexpr std::size_t kTagSize = 16;
+
+const unsigned char* bytes(std::string_view s) noexcept {
+    return reinterpret_cast<const unsigned char*>(s.data());
+}
+
+[[noreturn]] void fail(const char* what) { throw std::runtime_error(what); }
+
+// Algorithms fetched once from the default provider; they are immutable and shareable
+// between threads. Deliberately never freed: they live as long as the process.
+struct Algorithms {
+    EVP_MD* sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    EVP_MAC* hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    EVP_CIPHER* aes_gcm = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+    EVP_KDF* hkdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+};
+
+const Algorithms& algorithms() {
+    static const Algorithms a;
+    if (!a.sha256 || !a.hmac || !a.aes_gcm || !a.hkdf)
+        fail("vela::crypto: OpenSSL lacks SHA-256, HMAC, AES-256-GCM or HKDF");
+    return a;
+}
+
+struct CipherCtxFree {
+    void operator()(EVP_CIPHER_CTX* c) const noexcept { EVP_CIPHER_CTX_free(c); }
+};
+struct MacCtxFree {
+    void operator()(EVP_MAC_CTX* c) const noexcept { EVP_MAC_CTX_free(c); }
+};
+struct KdfCtxFree {
+    void operator()(EVP_KDF_CTX* c) const noexcept { EVP_KDF_CTX_free(c); }
+};
+using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxFree>;
+using MacCtx = std::unique_ptr<EVP_MAC_CTX, MacCtxFree>;
+using KdfCtx = std::unique_ptr<EVP_KDF_CTX, KdfCtxFree>;
+
+// OpenSSL's lengths are int; a cookie never comes near, but a caller's buffer might.
+int checked_int(std::size_t n) {
+    if (n > static_cast<std::size_t>(INT_MAX))
+        throw std::length_error("vela::crypto: input too large");
+    return static_cast<int>(n);
+}
+
+// RFC 4648 alphabets (section 4 and section 5).
+constexpr char kStd[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr char kUrl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string encode(std::string_view data, const char* alphabet, bool pad) {
+    std::string out;
+    out.reserve((data.size() + 2) / 3 * 4);
+    const auto* p = bytes(data);
+    std::size_t i = 0;
+    for (; i + 3 <= data.size(); i += 3) {
+        std::uint32_t v = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8) | p[i + 2];
+        out += alphabet[(v >> 18) & 63];
+        out += alphabet[(v >> 12) & 63];
+        out += alphabet[(v >> 6) & 63];
+        out += alphabet[v & 63];
+    }
+    std::size_t rest = data.size() - i;
+    if (rest == 1) {
+        std::uint32_t v = std::uint32_t{p[i]} << 16;
+        out += alphabet[(v >> 18) & 63];
+        out += alphabet[(v >> 12) & 63];
+        if (pad) out += "==";
+    } else if (rest == 2) {
+        std::uint32_t v = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8);
+        out += alphabet[(v >> 18) & 63];
+        out += alphabet[(v >> 12) & 63];
+        out += alphabet[(v >> 6) & 63];
+        if (pad) out += '=';
+    }
+    return out;
+}
+
+int sextet(char c, bool url) noexcept {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == (url ? '-' : '+')) return 62;
+    if (c == (url ? '_' : '/')) return 63;
+    return -1;
+}
+
+// Decodes `text` (no padding left in it). Rejects a length that cannot come from whole bytes
+// and non-zero leftover bits, so every byte string has exactly one accepted encoding: a
+// signed value cannot be re-spelt to slip past a cache or a comparison of the text.
+std::optional<std::string> decode(std::string_view text, bool url) {
+    if (text.size() % 4 == 1) return std::nullopt;
+    std::string out;
+    out.reserve(text.size() / 4 * 3 + 2);
+    std::uint32_t acc = 0;
+    int bits = 0;
+    for (char c : text) {
+        int v = sextet(c, url);
+        if (v < 0) return std::nullopt;
+        acc = (acc << 6) | static_cast<std::uint32_t>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += static_cast<char>((acc >> bits) & 0xFF);
+        }
+    }
+    if ((acc & ((1u << bits) - 1)) != 0) return std::nullopt;
+    return out;
+}
+
+// Strips the '=' padding of a padded encoding; false if it is not the right amount.
+bool strip_padding(std::string_view& text, bool required) {
+    std::size_t n = 0;
+    while (n < 2 && n < text.size() && text[text.size() - 1 - n] == '=') ++n;
+    if (n == 0) return !required || text.size() % 4 == 0;
+    if (text.size() % 4 != 0) return false;
+    text.remove_suffix(n);
+    return true;
+}
+
+}  // namespace
+
+std::string random_bytes(std::size_t n) {
+    std::string out(n, '\0');
+    if (n > 0 && RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), checked_int(n)) != 1)
+        fail("vela::crypto: RAND_bytes failed");
+    return out;
+}
+
+std::string random_token(std::size_t n) { return base64url_encode(random_bytes(n)); }
+
+std::string base64url_encode(std::string_view data) { return encode(data, kUrl, false); }
+
+std::optional<std::string> base64url_decode(std::string_view text) {
+    if (!strip_padding(text, false)) return std::nullopt;
+    return decode(text, true);
+}
+
+std::string base64_encode(std::string_view data) { return encode(data, kStd, true); }
+
+std::optional<std::string> base64_decode(std::string_view text) {
+    if (!strip_padding(text, true)) return std::nullopt;
+    return decode(text, false);
+}
+
+Digest sha256(std::string_view data) {
+    Digest out{};
+    unsigned int len = 0;
+    if (EVP_Digest(data.data(), data.size(), out.data(), &len, algorithms().sha256, nullptr) != 1 ||
+        len != out.size())
+        fail("vela::crypto: SHA-256 failed");
+    return out;
+}
+
+Digest hmac_sha256(std::string_view key, std::string_view data) {
+    MacCtx ctx{EVP_MAC_CTX_new(algorithms().hmac)};
+    if (!ctx) fail("vela::crypto: out of memory");
+    char digest_name[] = "SHA256";
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
+        OSSL_PARAM_construct_end(),
+    };
+    // A zero-length key is legal HMAC; OpenSSL wants a non-null pointer for it.
+    static const unsigned char empty = 0;
+    const unsigned char* k = key.empty() ? &empty : bytes(key);
+    Digest out{};
+    std::size_t len = 0;
+    if (EVP_MAC_init(ctx.get(), k, key.size(), params) != 1 ||
+        EVP_MAC_update(ctx.get(), bytes(data), data.size()) != 1 ||
+        EVP_MAC_final(ctx.get(), out.data(), &len, out.size()) != 1 || len != out.size())
+        fail("vela::crypto: HMAC-SHA256 failed");
+    return out;
+}
+
+bool equal_constant_time(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    return a.empty() || CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string derive_key(std::string_view secret, std::string_view purpose, std::size_t length) {
+    return derive_key(secret, std::string_view{}, purpose, length);
+}
+
+std::string derive_key(std::string_view secret, std::string_view salt, std::string_view purpose,
+                       std::size_t length) {
+    if (length == 0 || length > 255 * 32)
+        throw std::invalid_argument("vela::crypto::derive_key: length must be 1..8160 bytes");
+    KdfCtx ctx{EVP_KDF_CTX_new(algorithms().hkdf)};
+    if (!ctx) fail("vela::crypto: out of memory");
+    char digest_name[] = "SHA256";
+    static unsigned char empty = 0;
+    auto mut = [](std::string_view s) {
+        return s.empty() ? &empty : reinterpret_cast<unsigned char*>(const_cast<char*>(s.data()));
+    };
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest_name, 0),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, mut(secret), secret.size()),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, mut(salt), salt.size()),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, mut(purpose), purpose.size()),
+        OSSL_PARAM_construct_end(),
+    };
+    std::string out(length, '\0');
+    if (EVP_KDF_derive(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), out.size(),
+                       params) != 1)
+        fail("vela::crypto: HKDF failed");
+    return out;
+}
+
+std::string aes_gcm_seal(std::string_view key, std::string_view plaintext, std::string_view aad) {
+    if (key.size() != kKeySize)
+        throw std::invalid_argument("vela::crypto::aes_gcm_seal: the key must be 32 bytes");
+    CipherCtx ctx{EVP_CIPHER_CTX_new()};
+    if (!ctx) fail("vela::crypto: out of memory");
+    std::string out = random_bytes(kNonceSize);
+    out.resize(kNonceSize + plaintext.size() + kTagSize);
+    auto* nonce = reinterpret_cast<unsigned char*>(out.data());
+    auto* cipher = nonce + kNonceSize;
+    int len = 0;
+    if (EVP_EncryptInit_ex2(ctx.get(), algorithms().aes_gcm, bytes(key), nonce, nullptr) != 1)
+        fail("vela::crypto: AES-GCM init failed");
+    if (!aad.empty() &&
+        EVP_EncryptUpdate(ctx.get(), nullptr, &len, bytes(aad), checked_int(aad.size())) != 1)
+        fail("vela::crypto: AES-GCM failed");
+    int written = 0;
+    if (!plaintext.empty()) {
+        if (EVP_EncryptUpdate(ctx.get(), cipher, &len, bytes(plaintext),
+                              checked_int(plaintext.size())) != 1)
+            fail("vela::crypto: AES-GCM failed");
+        written = len;
+    }
+    if (EVP_EncryptFinal_ex(ctx.get(), cipher + written, &len) != 1)
+        fail("vela::crypto: AES-GCM failed");
+    written += len;
+    if (static_cast<std::size_t>(written) != plaintext.size())
+        fail("vela::crypto: AES-GCM wrote an unexpected length");
+    if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, kTagSize, cipher + written) != 1)
+        fail("vela::crypto: AES-GCM tag failed");
+    return out;
+}
+
+std::optional<std::string> aes_gcm_open(std::string_view key, std::string_view sealed,
+                                        std::string_view aad) {
+    if (key.size() != kKeySize || sealed.size() < kNonceSize + kTagSize) return std::nullopt;
+    CipherCtx ctx{EVP_CIPHER_CTX_new()};
+    if (!ctx) fail("vela::crypto: out of memory");
+    const unsigned char* nonce = bytes(sealed);
+    std::string_view body = sealed.substr(kNonceSize, sealed.size() - kNonceSize - kTagSize);
+    // The tag goes in through a non-const pointer in OpenSSL's ctrl interface; copy it.
+    unsigned char tag[kTagSize];
+    for (std::size_t i = 0; i < kTagSize; ++i) tag[i] = bytes(sealed)[sealed.size() - kTagSize + i];
+    std::string out(body.size(), '\0');
+    auto* plain = reinterpret_cast<unsigned char*>(out.data());
+    int len = 0;
+    if (EVP_DecryptInit_ex2(ctx.get(), algorithms().aes_gcm, bytes(key), nonce, nullptr) != 1)
+        return std::nullopt;
+    if (!aad.empty() &&
+        EVP_DecryptUpdate(ctx.get(), nullptr, &len, bytes(aad), checked_int(aad.size())) != 1)
+        return std::nullopt;
+    int written = 0;
+    if (!body.empty()) {
+        if (EVP_DecryptUpdate(ctx.get(), plain, &len, bytes(body), checked_int(body.size())) != 1)
+            return std::nullopt;
+        written = len;
+    }
+    if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, kTagSize, tag) != 1)
+        return std::nullopt;
+    if (EVP_DecryptFinal_ex(ctx.get(), plain + written, &len) != 1) {
+        OPENSSL_cleanse(out.data(), out.size());
+        return std::nullopt;
+    }
+    return out;
+}
+
+}  // namespace vela::crypto
