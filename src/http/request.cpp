@@ -46,6 +46,32 @@ void Request::reset() noexcept {
     whole_body_.reset();
     if (!owned_body_.empty()) [[unlikely]]
         std::string().swap(owned_body_);  // a pooled request does not keep a large body
+    if (extras_) [[unlikely]]
+        reset_extras();
+}
+
+const ConnectionInfo Request::kNoConnection{};
+
+void Request::reset_extras() noexcept {
+    extras_ = forwarded_ip_ = forwarded_scheme_ = false;
+    locals_.clear();
+}
+
+void Request::set_forwarded(std::string_view client_ip, std::string_view scheme,
+                            std::string_view host) {
+    extras_ = true;
+    if (!client_ip.empty()) {
+        fwd_ip_.assign(client_ip);
+        forwarded_ip_ = true;
+    }
+    if (!scheme.empty()) {
+        fwd_scheme_.assign(scheme);
+        forwarded_scheme_ = true;
+    }
+    if (!host.empty()) {
+        fwd_host_.assign(host);
+        host_ = fwd_host_;
+    }
 }
 
 void Request::set_decoded_path(std::string decoded) {

@@ -152,7 +152,10 @@ void Http1Connection::process() {
                 break;
             }
         }
-        if (!req_) req_ = worker_.acquire_request();
+        if (!req_) {
+            req_ = worker_.acquire_request();
+            req_->set_connection(&info);
+        }
         ParseResult r = parser_.parse(in_.data(), in_.size(), *req_);
         if (r == ParseResult::incomplete) {
             if (parser_.head_complete()) {
@@ -235,12 +238,12 @@ bool Http1Connection::dispatch() {
         ready = worker_.handler().handle(*req_, resp, *this);
     } catch (const std::exception& e) {
         log::error("handler for {} {} threw: {}", req_->method_name(), req_->path(), e.what());
-        resp = Response(Status::InternalServerError);
+        resp = server_error_response(worker_.options(), Status::InternalServerError, req_.get());
         ready = true;
     } catch (...) {
         log::error("handler for {} {} threw a non-standard exception", req_->method_name(),
                    req_->path());
-        resp = Response(Status::InternalServerError);
+        resp = server_error_response(worker_.options(), Status::InternalServerError, req_.get());
         ready = true;
     }
     dispatching_ = false;
@@ -387,7 +390,7 @@ void Http1Connection::pump_stream() {
 // Answers malformed input with its status and closes (RFC 9112 leaves the framing of what
 // follows unknowable, so nothing more is read from this connection).
 void Http1Connection::reject(Status s) {
-    Response r = Response::text(std::string(reason_phrase(s)), s);
+    Response r = server_error_response(worker_.options(), s, nullptr);
     if (out_.capacity() == 0) loop_.buffers().acquire(out_);
     write_response(out_, r, WriteOptions{loop_.http_date(), false, false, false});
     close_after_ = true;
@@ -694,7 +697,7 @@ void Http1Connection::hand_over_to_http2(std::unique_ptr<Request> upgraded, std:
     loop_.io().remove(io_);
     if (out_.capacity()) loop_.buffers().release(out_);
     auto* h2 = new Http2Connection(worker_, io_.fd, std::move(tls_), std::move(in_),
-                                   std::move(upgraded), std::move(settings));
+                                   std::move(upgraded), std::move(settings), info);
     if (req_) worker_.release_request(std::move(req_));
     worker_.replace_connection(this, h2);
     h2->start();
@@ -862,6 +865,7 @@ void Http1Connection::hand_over_to_websocket(std::shared_ptr<Upgrade> u, const R
     loop_.io().remove(io_);
     auto* ws = new WsConnection(worker_, io_.fd, std::move(tls_), std::move(in_), std::move(out_),
                                 std::move(req_), head, std::move(up));
+    ws->adopt_info(info);
     worker_.replace_connection(this, ws);
     ws->start();
 }

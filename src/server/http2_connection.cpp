@@ -360,13 +360,14 @@ bool base64url_decode(std::string_view in, std::string& out) {
 
 Http2Connection::Http2Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls,
                                  Buffer unread, std::unique_ptr<Request> upgraded,
-                                 std::string settings)
+                                 std::string settings, const ConnectionInfo& info)
     : worker_(worker),
       loop_(worker.loop()),
       tls_(std::move(tls)),
       in_(std::move(unread)),
       target_parser_(&worker.options().limits),
       upgrade_settings_(std::move(settings)) {
+    this->info = info;
     attach(io_, timer_, fd, tls_.get(), *this, this, &Http2Connection::timer_fired);
     if (nghttp2_session_server_new3(&session_, callbacks(), this, session_options(),
                                     pooled_mem()) != 0)
@@ -476,6 +477,7 @@ void Http2Connection::adopt_upgrade(std::unique_ptr<Request> req) {
     };
     const Method method = req->method();
     req->reset();
+    req->set_connection(&info);
     req->set_method(method, view(m));
     target_parser_.reset();
     target_parser_.parse_target_only(view(t), *req);  // it passed the same check in HTTP/1.1
@@ -696,7 +698,10 @@ void Http2Connection::run_ready() {
 }
 
 bool Http2Connection::build_request(H2Stream& s) {
-    if (!s.req) s.req = worker_.acquire_request();
+    if (!s.req) {
+        s.req = worker_.acquire_request();
+        s.req->set_connection(&info);
+    }
     Request& req = *s.req;
     req.reset();
     std::string_view method, path, authority, host;
@@ -749,12 +754,12 @@ void Http2Connection::dispatch(H2Stream& s) {
         ready = worker_.handler().handle(*s.req, resp, s);
     } catch (const std::exception& e) {
         log::error("handler for {} {} threw: {}", s.req->method_name(), s.req->path(), e.what());
-        resp = Response(Status::InternalServerError);
+        resp = server_error_response(worker_.options(), Status::InternalServerError, s.req.get());
         ready = true;
     } catch (...) {
         log::error("handler for {} {} threw a non-standard exception", s.req->method_name(),
                    s.req->path());
-        resp = Response(Status::InternalServerError);
+        resp = server_error_response(worker_.options(), Status::InternalServerError, s.req.get());
         ready = true;
     }
     s.dispatching = false;
@@ -872,7 +877,7 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
 }
 
 void Http2Connection::reject_stream(H2Stream& s, Status st) {
-    Response r = Response::text(std::string(reason_phrase(st)), st);
+    Response r = server_error_response(worker_.options(), st, nullptr);
     respond(s, r);
 }
 

@@ -59,7 +59,8 @@ class Http2Connection final : public Connection {
     /// preface and more); `upgraded` is the request of an "Upgrade: h2c" (answered on stream
     /// 1) and `settings` its decoded HTTP2-Settings.
     Http2Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls, Buffer unread,
-                    std::unique_ptr<Request> upgraded, std::string settings);
+                    std::unique_ptr<Request> upgraded, std::string settings,
+                    const ConnectionInfo& info = {});
     ~Http2Connection() override;
 
     /// Registers the socket, sends SETTINGS and processes what was handed over.

@@ -12,6 +12,25 @@
 
 namespace vela {
 
+Response server_error_response(const ServerOptions& options, Status s, const Request* req) {
+    Response r(s);
+    if (options.error_body) {
+        try {
+            options.error_body(req, r);
+        } catch (const std::exception& e) {
+            log::error("error_body for {} threw: {}", static_cast<int>(s), e.what());
+            r = Response(s);
+        } catch (...) {
+            r = Response(s);
+        }
+    }
+    if (r.is_bare()) {
+        r.set_body(std::string(reason_phrase(s)));
+        r.set_content_type(mime::text);
+    }
+    return r;
+}
+
 Server::Server(HttpHandler& handler, ServerOptions options)
     : handler_(handler), options_(std::move(options)) {}
 

@@ -2,7 +2,9 @@
 
 #include "body_pipe.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -92,6 +94,33 @@ void ServerWorker::shed(int err) {
     }
 }
 
+// The peer's address as text, once per connection (requests point at it).
+static void fill_connection_info(int fd, bool secure, ConnectionInfo& info) noexcept {
+    info.secure = secure;
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return;
+    const void* addr = nullptr;
+    if (ss.ss_family == AF_INET) {
+        const auto& a = reinterpret_cast<const sockaddr_in&>(ss);
+        addr = &a.sin_addr;
+        info.port = ntohs(a.sin_port);
+    } else if (ss.ss_family == AF_INET6) {
+        const auto& a = reinterpret_cast<const sockaddr_in6&>(ss);
+        addr = &a.sin6_addr;
+        info.port = ntohs(a.sin6_port);
+        if (IN6_IS_ADDR_V4MAPPED(&a.sin6_addr)) {  // ::ffff:1.2.3.4 reads as 1.2.3.4
+            if (::inet_ntop(AF_INET, &a.sin6_addr.s6_addr[12], info.ip, sizeof info.ip))
+                info.ip_size = static_cast<std::uint8_t>(std::strlen(info.ip));
+            return;
+        }
+    } else {
+        return;  // a Unix socket: no address
+    }
+    if (::inet_ntop(ss.ss_family, addr, info.ip, sizeof info.ip))
+        info.ip_size = static_cast<std::uint8_t>(std::strlen(info.ip));
+}
+
 void ServerWorker::on_accept(int fd, Listener& from) {
     if (fd < 0) {
         shed(-fd);
@@ -115,6 +144,7 @@ void ServerWorker::on_accept(int fd, Listener& from) {
         ++handshakes_;
     }
     auto* c = new Http1Connection(*this, fd, std::move(tls));
+    fill_connection_info(fd, from.tls != nullptr, c->info);
     add_connection(c);
     c->start();
 }

@@ -30,6 +30,9 @@ class Connection : public tls::StreamOwner {
     /// Closes at once (the shutdown deadline passed).
     virtual void force_close() = 0;
 
+    /// The peer's address and whether the connection is TLS (requests point at it).
+    ConnectionInfo info;
+
     // Intrusive list of the worker's connections.
     Connection* prev = nullptr;
     Connection* next = nullptr;

@@ -56,6 +56,11 @@ class WsConnection final : public Connection, public WebSocket {
                  Buffer out, std::unique_ptr<Request> req, std::string_view head,
                  std::shared_ptr<WsUpgrade> up);
     ~WsConnection() override;
+    /// Takes the HTTP/1.1 connection's peer information (the request points at it).
+    void adopt_info(const ConnectionInfo& i) noexcept {
+        info = i;
+        if (req_) req_->set_connection(&info);
+    }
 
     /// Registers the socket, writes what is queued and starts the route's coroutine.
     void start();

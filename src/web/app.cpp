@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "vela/base/log.hpp"
+#include "vela/web/extract.hpp"
+#include "vela/web/http_error.hpp"
 
 namespace vela {
 
@@ -84,24 +86,6 @@ class App::Handler final : public HttpHandler {
   private:
     App& app_;
 };
-
-namespace {
-
-Response error_response(std::exception_ptr e, const Request& req, bool debug) {
-    std::string what = "non-standard exception";
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-        what = ex.what();
-    } catch (...) {
-    }
-    log::error("{} {}: unhandled exception: {}", req.method_name(), req.path(), what);
-    std::string body("Internal Server Error");
-    if (debug) body.append(": ").append(what);
-    return Response::text(std::move(body), Status::InternalServerError);
-}
-
-}  // namespace
 
 App::App() : root_(new_group("", nullptr)), handler_(std::make_unique<Handler>(*this)) {}
 
@@ -187,6 +171,13 @@ void App::add_route(Method m, std::string_view pattern, HandlerFn h, detail::Gro
 void App::freeze() {
     if (frozen_) return;
     frozen_ = true;
+    // Each group's fallback: its chain around the router's own answer (404, 405, OPTIONS).
+    for (detail::GroupData& g : groups_) {
+        HandlerFn h;
+        h.sync = [this](Request& req) { return answer_unrouted(req); };
+        endpoints_.push_back(detail::Endpoint{std::move(h), &g, {}, true});
+        g.fallback = &endpoints_.back();
+    }
     for (detail::Endpoint& ep : endpoints_) {
         std::vector<detail::GroupData*> path;
         for (detail::GroupData* g = ep.group; g; g = g->parent) path.insert(path.begin(), g);
@@ -202,8 +193,7 @@ void App::freeze() {
 }
 
 Response App::answer_unrouted(const Request& req, const Router::Match& m) const {
-    if (req.method() == Method::other)
-        return Response::text("Not Implemented", Status::NotImplemented);
+    if (req.method() == Method::other) return error_answer(Status::NotImplemented, &req);
     if (req.method() == Method::OPTIONS) {
         std::uint16_t mask = req.path() == "*" ? router_.all_methods() : m.allowed;
         if (mask || req.path() == "*") {
@@ -213,11 +203,138 @@ Response App::answer_unrouted(const Request& req, const Router::Match& m) const 
         }
     }
     if (m.kind == Router::Match::Kind::method_not_allowed) {
-        Response r = Response::text("Method Not Allowed", Status::MethodNotAllowed);
+        Response r(Status::MethodNotAllowed);
         r.add_header("Allow", Router::allow_header(m.allowed));
+        fill_error_body(&req, r, {});
         return r;
     }
-    return Response::text("Not Found", Status::NotFound);
+    return error_answer(Status::NotFound, &req);
+}
+
+// The handler of the fallback endpoints: the router's answer, matched again (rare path).
+Response App::answer_unrouted(Request& req) const {
+    const Router::Match m = router_.match(req.method(), req.path(), req);
+    return answer_unrouted(req, m);
+}
+
+// The endpoint whose chain answers an unrouted request: for a path that has routes for other
+// methods, the fallback of one of those routes' group (so its CORS middleware sees the
+// preflight); else the global one. Null when no middleware would run.
+const detail::Endpoint* App::fallback_for(Request& req, const Router::Match& m) const {
+    const detail::GroupData* g = root_;
+    if (m.kind == Router::Match::Kind::method_not_allowed && m.allowed) {
+        for (unsigned i = 0; i < kMethodCount; ++i) {
+            if (!(m.allowed & (1u << i))) continue;
+            const Router::Match other = router_.match(static_cast<Method>(i), req.path(), req);
+            if (other.kind == Router::Match::Kind::found)
+                g = endpoints_[static_cast<std::size_t>(other.endpoint)].group;
+            break;
+        }
+        req.clear_params();
+    }
+    const detail::Endpoint* ep = g ? g->fallback : nullptr;
+    return ep && !ep->chain.empty() ? ep : nullptr;
+}
+
+App& App::error_pages(ErrorPages pages) {
+    check_not_started("error pages");
+    error_pages_ = std::move(pages);
+    return *this;
+}
+
+namespace {
+std::string html_escape(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '&':
+                out += "&amp;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+}  // namespace
+
+// Gives a bare error response its body: the user's renderer, else the chosen format.
+void App::fill_error_body(const Request* req, Response& r, std::string_view detail) const {
+    if (error_pages_.render) {
+        try {
+            error_pages_.render(req, r);
+        } catch (const std::exception& e) {
+            log::error("error page renderer for {} threw: {}", static_cast<int>(r.status()),
+                       e.what());
+        } catch (...) {
+            log::error("error page renderer for {} threw", static_cast<int>(r.status()));
+        }
+        if (!r.is_bare()) return;
+    }
+    const Status s = r.status();
+    const std::string_view reason = reason_phrase(s);
+    switch (error_pages_.format) {
+        case ErrorFormat::text: {
+            std::string body(reason);
+            if (!detail.empty()) body.append(": ").append(detail);
+            r.set_body(std::move(body));
+            r.set_content_type(mime::text);
+            break;
+        }
+        case ErrorFormat::problem_json: {
+            Response p = problem_response(s, detail);
+            r.set_body(std::move(p.mutable_body()));
+            r.set_content_type(mime::problem_json);
+            break;
+        }
+        case ErrorFormat::html: {
+            const std::string title =
+                std::to_string(static_cast<int>(s)) + " " + std::string(reason);
+            std::string body = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" +
+                               html_escape(title) + "</title></head><body><h1>" +
+                               html_escape(title) + "</h1>";
+            if (!detail.empty()) body += "<p>" + html_escape(detail) + "</p>";
+            body += "</body></html>\n";
+            r.set_body(std::move(body));
+            r.set_content_type(mime::html);
+            break;
+        }
+    }
+}
+
+Response App::error_answer(Status s, const Request* req, std::string_view detail) const {
+    Response r(s);
+    fill_error_body(req, r, detail);
+    return r;
+}
+
+// An exception that escaped a handler or a middleware: HttpError answers with its status,
+// anything else is a logged 500 (its message shown only with debug_errors).
+Response App::exception_answer(std::exception_ptr e, const Request& req) const {
+    std::string what = "non-standard exception";
+    try {
+        std::rethrow_exception(e);
+    } catch (const HttpError& h) {
+        return error_answer(h.status(), &req, h.what());
+    } catch (const std::exception& ex) {
+        what = ex.what();
+    } catch (...) {
+    }
+    log::error("{} {}: unhandled exception: {}", req.method_name(), req.path(), what);
+    return error_answer(Status::InternalServerError, &req,
+                        options_.debug_errors ? std::string_view(what) : std::string_view());
 }
 
 bool App::streams_body(Request& req) {
@@ -228,24 +345,33 @@ bool App::streams_body(Request& req) {
 
 bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
     Router::Match m = router_.match(req.method(), req.path(), req);
-    if (m.kind != Router::Match::Kind::found) {
-        out = answer_unrouted(req, m);
-        return true;
-    }
-    const detail::Endpoint& ep = endpoints_[static_cast<std::size_t>(m.endpoint)];
-    if (ep.all_sync) {
-        try {
-            detail::run_sync(ep, req, out);
-        } catch (...) {
-            out = error_response(std::current_exception(), req, options_.debug_errors);
+    const detail::Endpoint* ep;
+    if (m.kind == Router::Match::Kind::found) [[likely]] {
+        ep = &endpoints_[static_cast<std::size_t>(m.endpoint)];
+    } else {
+        ep = fallback_for(req, m);
+        if (!ep) {
+            out = answer_unrouted(req, m);
+            return true;
         }
+    }
+    if (ep->all_sync) {
+        try {
+            detail::run_sync(*ep, req, out);
+        } catch (...) {
+            out = exception_answer(std::current_exception(), req);
+        }
+        if (static_cast<int>(out.status()) >= 400 && out.is_bare()) [[unlikely]]
+            fill_error_body(&req, out, {});
         return true;
     }
-    const bool debug = options_.debug_errors;
     std::coroutine_handle<> work =
-        vela::start(detail::run_chain(ep, 0, req),
-                    [&sink, &req, debug](std::optional<Response> v, std::exception_ptr e) {
-                        sink.complete(e ? error_response(e, req, debug) : std::move(*v));
+        vela::start(detail::run_chain(*ep, 0, req),
+                    [this, &sink, &req](std::optional<Response> v, std::exception_ptr e) {
+                        Response r = e ? exception_answer(e, req) : std::move(*v);
+                        if (static_cast<int>(r.status()) >= 400 && r.is_bare())
+                            fill_error_body(&req, r, {});
+                        sink.complete(std::move(r));
                     });
     sink.pending(work);
     return false;
@@ -299,6 +425,10 @@ void App::make_server() {
     std::vector<std::shared_ptr<tls::Context>> contexts;
     for (const auto& t : listen_tls_) contexts.push_back(t ? tls::Context::create(*t) : nullptr);
     freeze();
+    if (error_pages_.render || error_pages_.format != ErrorFormat::text)
+        options_.error_body = [this](const Request* req, Response& r) {
+            fill_error_body(req, r, {});
+        };
     auto fresh = std::make_unique<Server>(*handler_, options_);
     for (std::size_t i = 0; i < listen_.size(); ++i) fresh->listen(listen_[i], contexts[i]);
     std::unique_ptr<Server> old;

@@ -9,9 +9,11 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vela/http/body_reader.hpp"
@@ -25,6 +27,21 @@ struct Header {
     std::string_view name;
     /// The field value, without leading or trailing whitespace.
     std::string_view value;
+};
+
+/// What a request knows of the connection that carried it (filled by the server at accept;
+/// the connection owns it and outlives its requests).
+struct ConnectionInfo {
+    /// The peer's address as text ("127.0.0.1", "::1"); empty for a Unix socket.
+    char ip[46] = {};
+    /// Length of the text in `ip`.
+    std::uint8_t ip_size = 0;
+    /// The peer's port (0 for a Unix socket).
+    std::uint16_t port = 0;
+    /// True when the connection is TLS.
+    bool secure = false;
+    /// `ip` as a view.
+    std::string_view ip_view() const noexcept { return {ip, ip_size}; }
 };
 
 /// An incoming request as a handler sees it; its fields are views (see above).
@@ -73,6 +90,64 @@ class Request {
     /// True when the connection stays open after this request (HTTP/1.x keep-alive rules).
     bool keep_alive() const noexcept { return keep_alive_; }
 
+    /// The value of the cookie `name` from the Cookie header fields (RFC 6265bis 5.7; HTTP/2
+    /// may split them into several fields), without surrounding quotes; nullopt if absent.
+    /// The first of several cookies with the same name wins (the most specific path).
+    std::optional<std::string_view> cookie(std::string_view name) const noexcept;
+    /// Every cookie as (name, value) pairs in the order received (malformed pairs skipped).
+    std::vector<std::pair<std::string_view, std::string_view>> cookies() const;
+
+    /// The peer's IP address as text ("127.0.0.1", "::1"); empty for a Unix socket.
+    std::string_view remote_ip() const noexcept { return conn_->ip_view(); }
+    /// The peer's port (0 for a Unix socket).
+    std::uint16_t remote_port() const noexcept { return conn_->port; }
+    /// True when the request arrived over TLS.
+    bool secure() const noexcept { return conn_->secure; }
+    /// The client's address: remote_ip(), or the address a trusted proxy reported
+    /// (set_forwarded, see vela/web/proxy.hpp).
+    std::string_view client_ip() const noexcept {
+        return forwarded_ip_ ? std::string_view(fwd_ip_) : conn_->ip_view();
+    }
+    /// "https" or "http": how the client reached us (a trusted proxy may say so, see
+    /// set_forwarded), else from the connection.
+    std::string_view scheme() const noexcept {
+        return forwarded_scheme_ ? std::string_view(fwd_scheme_)
+                                 : (conn_->secure ? std::string_view("https") : "http");
+    }
+    /// Records what a trusted proxy reported: the client's address, the scheme and the host
+    /// (empty arguments leave that part as it is). Copies are kept by the request.
+    void set_forwarded(std::string_view client_ip, std::string_view scheme, std::string_view host);
+
+    /// The value of type T a middleware stored for this request with set_local<T>(), or
+    /// nullptr (typed per-request data: the session, JWT claims, a user).
+    template <class T>
+    T* local() noexcept {
+        for (Local& l : locals_)
+            if (l.key == local_key<T>()) return static_cast<T*>(l.value.get());
+        return nullptr;
+    }
+    /// As local<T>(), read-only.
+    template <class T>
+    const T* local() const noexcept {
+        for (const Local& l : locals_)
+            if (l.key == local_key<T>()) return static_cast<const T*>(l.value.get());
+        return nullptr;
+    }
+    /// Stores a T made from `args` for this request (replacing an earlier one) and returns it.
+    template <class T, class... A>
+    T& set_local(A&&... args) {
+        auto v = std::make_shared<T>(std::forward<A>(args)...);
+        T& ref = *v;
+        extras_ = true;
+        for (Local& l : locals_)
+            if (l.key == local_key<T>()) {
+                l.value = std::move(v);
+                return ref;
+            }
+        locals_.push_back(Local{local_key<T>(), std::move(v)});
+        return ref;
+    }
+
     // --- Filled by protocol drivers and the router; handlers do not call these. ---
     /// The body as a stream (routes registered with App::streaming read large bodies as they
     /// arrive; elsewhere it hands out the buffered body() in one chunk).
@@ -108,6 +183,8 @@ class Request {
     void set_version(int v) noexcept { version_ = v; }
     /// Sets the host.
     void set_host(std::string_view h) noexcept { host_ = h; }
+    /// Points at the connection's information (the server does, once per connection).
+    void set_connection(const ConnectionInfo* c) noexcept { conn_ = c ? c : &kNoConnection; }
     /// Sets the decoded body.
     void set_body(std::string_view b) noexcept { body_ = b; }
     /// Replaces the body with `b`, kept by the request (e.g. a decompressed body).
@@ -138,6 +215,18 @@ class Request {
     std::size_t param_count() const noexcept { return param_count_; }
 
   private:
+    struct Local {
+        const void* key;
+        std::shared_ptr<void> value;
+    };
+    template <class T>
+    static const void* local_key() noexcept {
+        static const char key = 0;
+        return &key;
+    }
+    void reset_extras() noexcept;
+    static const ConnectionInfo kNoConnection;
+
     struct Param {
         std::string_view name;
         std::string_view value;
@@ -156,6 +245,9 @@ class Request {
     std::string_view body_;
     int version_ = 11;
     bool keep_alive_ = true;
+    bool extras_ = false;  // locals or forwarded values to clear in reset()
+    bool forwarded_ip_ = false;
+    bool forwarded_scheme_ = false;
     std::uint8_t param_count_ = 0;
     std::uint8_t attr_count_ = 0;
     std::vector<Header> headers_;
@@ -165,6 +257,9 @@ class Request {
     std::string owned_body_;  // set_owned_body
     BodyReader* streamed_body_ = nullptr;
     WholeBodyReader whole_body_;
+    const ConnectionInfo* conn_ = &kNoConnection;
+    std::vector<Local> locals_;
+    std::string fwd_ip_, fwd_scheme_, fwd_host_;
 };
 
 /// Percent-decodes `in`; with `plus_is_space` '+' becomes ' ' (query strings). Returns

@@ -34,6 +34,8 @@ class Upgrade {
     virtual ~Upgrade() = default;
 };
 
+struct Cookie;
+
 /// How Response::send_file sends a file.
 struct SendFileOptions {
     /// Content-Type; empty: from the file name's extension (vela/files/mime.hpp).
@@ -133,6 +135,12 @@ class Response {
         remove_header(name);
         return add_header(name, value);
     }
+    /// Adds a Set-Cookie field for `c` (vela/http/cookie.hpp). Throws std::invalid_argument
+    /// for a name, value or attribute that may not be sent (it is refused, never sent).
+    Response& set_cookie(const Cookie& c);
+    /// Adds a Set-Cookie field that deletes the cookie `name` set for `path` and `domain`.
+    Response& clear_cookie(std::string_view name, std::string_view path = "/",
+                           std::string_view domain = {});
     /// The first header named `name` (case-insensitive) added with add_header; empty if none.
     std::string_view header(std::string_view name) const noexcept;
     /// The added header fields, pre-formatted as "Name: value\r\n" lines.
@@ -198,6 +206,12 @@ class Response {
     Response& close_connection() noexcept {
         close_ = true;
         return *this;
+    }
+    /// True when the response has no body, no Content-Type and nothing streamed or sent from
+    /// a file: what `return vela::Status::NotFound;` makes (the App gives error statuses
+    /// like that its error body).
+    bool is_bare() const noexcept {
+        return body_.empty() && content_type_.empty() && !custom_content_type_ && !extra_;
     }
     /// True when close_connection() was called.
     bool wants_close() const noexcept { return close_; }

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -96,7 +97,16 @@ struct ServerOptions {
     std::uint64_t timer_tick_ms = 100;
     /// Put exception messages in 500 bodies (off in production).
     bool debug_errors = false;
+    /// Writes the body of the error answers the server itself generates (400, 408, 413, 414,
+    /// 431, 500, 501, 505...): called with a Response holding the status (and any headers) and
+    /// the request when one was read (nullptr when it could not be). Empty, or leaving the
+    /// response bare: the reason phrase as text/plain. App::error_pages sets it.
+    std::function<void(const Request*, Response&)> error_body;
 };
+
+/// The error answer with status `s` the server sends for `req` (nullptr: none was read), its
+/// body written by options.error_body or the reason phrase.
+Response server_error_response(const ServerOptions& options, Status s, const Request* req);
 
 class Server {
   public:

@@ -19,6 +19,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -39,12 +41,33 @@ namespace vela {
 
 class App;
 
+/// The body format of the error answers the framework writes (404, 405, 413, 500...) and of
+/// error statuses a handler returns bare (`return vela::Status::NotFound;`).
+enum class ErrorFormat : std::uint8_t {
+    text,          ///< the reason phrase as text/plain ("Not Found"), the default
+    problem_json,  ///< RFC 9457 application/problem+json {"type","title","status"[,"detail"]}
+    html,          ///< a minimal text/html page with the status and reason phrase
+};
+
+/// How error answers look (App::error_pages).
+struct ErrorPages {
+    /// The built-in format.
+    ErrorFormat format = ErrorFormat::text;
+    /// When set, writes every error answer's body instead: called with the request (nullptr
+    /// when the server could not read one) and a Response holding the status and headers
+    /// (Allow, Retry-After...); set its body and Content-Type. Left bare, `format` applies.
+    std::function<void(const Request*, Response&)> render;
+};
+
 namespace detail {
+
+struct Endpoint;
 
 struct GroupData {
     std::string prefix;
     GroupData* parent = nullptr;
     std::vector<Middleware> middleware;
+    Endpoint* fallback = nullptr;  // answers unrouted requests through this group's chain
 };
 
 struct Endpoint {
@@ -225,6 +248,14 @@ class App {
     /// std::runtime_error (one line) when `dir` cannot be opened.
     App& static_files(std::string_view mount, const std::string& dir, StaticOptions options = {});
 
+    /// Chooses how error answers look: the framework's own (404, 405, 501, 500, and the
+    /// server's 400/408/413/431...), handlers' bare error statuses and HttpError
+    /// (vela/web/http_error.hpp) all get the same body. Before run().
+    App& error_pages(ErrorPages pages);
+    /// The error answer this app gives for status `s` (with `detail` for the client, may be
+    /// empty), as its error_pages say; `req` may be nullptr.
+    Response error_answer(Status s, const Request* req, std::string_view detail = {}) const;
+
     /// Server settings (limits, timeouts, connection cap); change before run()/start().
     ServerOptions& options() noexcept { return options_; }
     /// Listens on all IPv4 interfaces at `port`.
@@ -272,6 +303,10 @@ class App {
     bool dispatch(Request& req, Response& out, ResponseSink& sink);
     bool streams_body(Request& req);
     Response answer_unrouted(const Request& req, const Router::Match& m) const;
+    Response answer_unrouted(Request& req) const;
+    const detail::Endpoint* fallback_for(Request& req, const Router::Match& m) const;
+    void fill_error_body(const Request* req, Response& r, std::string_view detail) const;
+    Response exception_answer(std::exception_ptr e, const Request& req) const;
 
     ServerOptions options_;
     Router router_;
@@ -286,6 +321,7 @@ class App {
     std::mutex server_mu_;         // guards replacing server_ against stop() on other threads
     bool stop_requested_ = false;  // under server_mu_
     bool frozen_ = false;
+    ErrorPages error_pages_;
 };
 
 template <class F>
