@@ -1,0 +1,420 @@
+#include "vela/web/rate_limit.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "vela/crypto/crypto.hpp"
+#include "vela/web/extract.hpp"
+
+namespace vela {
+
+namespace {
+
+// ---- Keys ----------------------------------------------------------------------------------
+//
+// A stored key is one byte saying where it came from, then the data: the header key falls
+// back to the client address, and the two must never meet in one bucket. Data longer than
+// kMaxKeySize is replaced by its SHA-256 (a huge API key would otherwise cost its size per
+// bucket), with the kind byte's high bit set.
+
+constexpr char kIpv4 = '4';
+constexpr char kIpv6 = '6';
+constexpr char kOther = 'a';  // an address that is neither (a proxy's odd report)
+constexpr char kHeader = 'h';
+constexpr char kFunction = 'f';
+
+std::size_t put_key(char kind, std::string_view data, char* out) {
+    if (data.size() <= RateLimitKey::kMaxKeySize) {
+        out[0] = kind;
+        std::memcpy(out + 1, data.data(), data.size());
+        return data.size() + 1;
+    }
+    const crypto::Digest d = crypto::sha256(data);
+    out[0] = static_cast<char>(static_cast<unsigned char>(kind) | 0x80u);
+    std::memcpy(out + 1, d.data(), d.size());
+    return d.size() + 1;
+}
+
+// IPv6 addresses by prefix (a /64 is one subscriber's: every address in it is one client).
+std::size_t put_address(std::string_view ip, int ipv6_prefix, char* out) {
+    if (ip.empty()) return 0;
+    if (ip.find(':') == std::string_view::npos) return put_key(kIpv4, ip, out);
+    char text[INET6_ADDRSTRLEN] = {};
+    unsigned char bytes[16];
+    if (ip.size() >= sizeof text) return put_key(kOther, ip, out);
+    std::memcpy(text, ip.data(), ip.size());
+    if (::inet_pton(AF_INET6, text, bytes) != 1) return put_key(kOther, ip, out);
+    for (int bit = ipv6_prefix; bit < 128; ++bit)
+        bytes[bit / 8] &= static_cast<unsigned char>(~(0x80u >> (bit % 8)));
+    return put_key(kIpv6, std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes),
+                   out);
+}
+
+// ---- Hashing -------------------------------------------------------------------------------
+//
+// Keys come from clients, so the table hash is seeded per limiter with random bytes: nobody
+// outside can aim many keys at one shard or one hash chain. (Not a cryptographic PRF; the
+// per-shard bound keeps even a lucky guess's damage to a bounded scan.)
+
+std::uint64_t mix64(std::uint64_t x) noexcept {
+    x ^= x >> 32;
+    x *= 0xd6e8feb86659fd93ULL;
+    x ^= x >> 32;
+    x *= 0xd6e8feb86659fd93ULL;
+    x ^= x >> 32;
+    return x;
+}
+
+std::uint64_t hash_key(std::string_view key, std::uint64_t seed) noexcept {
+    std::uint64_t h = seed ^ (key.size() * 0x9e3779b97f4a7c15ULL);
+    std::size_t i = 0;
+    for (; i + 8 <= key.size(); i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, key.data() + i, 8);
+        h = mix64(h ^ w) + 0x9e3779b97f4a7c15ULL;
+    }
+    if (i < key.size()) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, key.data() + i, key.size() - i);
+        h = mix64(h ^ w) + 0x9e3779b97f4a7c15ULL;
+    }
+    return mix64(h ^ seed);
+}
+
+// ---- The table -----------------------------------------------------------------------------
+
+struct Probe {
+    std::string_view key;
+    std::size_t hash;
+};
+
+struct Bucket;
+using Entry = std::pair<const std::string, Bucket>;
+
+struct Bucket {
+    double tokens;
+    std::int64_t updated;  // ns on the limiter's clock
+    Entry* older;          // least-recently-used order within the shard
+    Entry* newer;
+};
+
+struct KeyHash {
+    using is_transparent = void;
+    std::uint64_t seed;
+    std::size_t operator()(const std::string& k) const noexcept { return hash_key(k, seed); }
+    std::size_t operator()(const Probe& p) const noexcept { return p.hash; }
+};
+
+struct KeyEqual {
+    using is_transparent = void;
+    bool operator()(const std::string& a, const std::string& b) const noexcept { return a == b; }
+    bool operator()(const Probe& a, const std::string& b) const noexcept { return a.key == b; }
+    bool operator()(const std::string& a, const Probe& b) const noexcept { return a == b.key; }
+};
+
+// One shard: a map of buckets and their use order under one small mutex. Aligned so two
+// shards never share a cache line (loops on different shards do not slow each other).
+struct alignas(64) Shard {
+    using Map = std::unordered_map<std::string, Bucket, KeyHash, KeyEqual>;
+    std::mutex mu;
+    Map map{0, KeyHash{0}};
+    Entry* oldest = nullptr;
+    Entry* newest = nullptr;
+
+    void unlink(Entry& e) noexcept {
+        Bucket& b = e.second;
+        (b.older ? b.older->second.newer : oldest) = b.newer;
+        (b.newer ? b.newer->second.older : newest) = b.older;
+        b.older = b.newer = nullptr;
+    }
+    void push_newest(Entry& e) noexcept {
+        e.second.older = newest;
+        e.second.newer = nullptr;
+        (newest ? newest->second.newer : oldest) = &e;
+        newest = &e;
+    }
+    void erase(Entry& e) {
+        unlink(e);
+        map.erase(e.first);
+    }
+};
+
+constexpr std::uint32_t kMaxU32 = std::numeric_limits<std::uint32_t>::max();
+
+std::uint32_t saturate(double v) noexcept {
+    if (!(v > 0)) return 0;
+    return v >= static_cast<double>(kMaxU32) ? kMaxU32 : static_cast<std::uint32_t>(v);
+}
+
+// Whole seconds for a wait of `ns`, rounded up; a microsecond of slack keeps an exact second
+// (1e9 ns computed as 1000000000.0000001) from reading as two.
+std::uint32_t ceil_seconds(double ns) noexcept { return saturate(std::ceil((ns - 1000.0) / 1e9)); }
+
+bool valid_name(std::string_view n) noexcept {
+    if (n.empty() || n.size() > 64) return false;
+    for (char c : n) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == ':';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+void append_number(std::string& out, std::uint64_t v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+}  // namespace
+
+// ---- RateLimitKey --------------------------------------------------------------------------
+
+RateLimitKey RateLimitKey::client_ip(int ipv6_prefix) {
+    if (ipv6_prefix < 1 || ipv6_prefix > 128)
+        throw std::invalid_argument(
+            "rate_limit_key::client_ip: the IPv6 prefix must be 1-128, got " +
+            std::to_string(ipv6_prefix));
+    RateLimitKey k;
+    k.kind_ = Kind::client_ip;
+    k.ipv6_prefix_ = ipv6_prefix;
+    return k;
+}
+
+RateLimitKey RateLimitKey::header(std::string_view name) {
+    if (name.empty()) throw std::invalid_argument("rate_limit_key::header: empty header name");
+    RateLimitKey k;
+    k.kind_ = Kind::header;
+    k.header_ = std::string(name);
+    return k;
+}
+
+std::size_t RateLimitKey::extract(const Request& req, char* out) const {
+    switch (kind_) {
+        case Kind::client_ip:
+            return put_address(req.client_ip(), ipv6_prefix_, out);
+        case Kind::header: {
+            const std::string_view v = req.header(header_);
+            if (!v.empty()) return put_key(kHeader, v, out);
+            return put_address(req.client_ip(), 64, out);
+        }
+        case Kind::function: {
+            const std::string k = fn_(req);
+            return k.empty() ? 0 : put_key(kFunction, k, out);
+        }
+    }
+    return 0;
+}
+
+// ---- RateLimiter ---------------------------------------------------------------------------
+
+struct RateLimiter::State {
+    RateLimitOptions opt;
+    double burst = 0;         // bucket size in tokens
+    double per_ns = 0;        // tokens added per nanosecond
+    double ns_per_token = 0;  // nanoseconds to add one token
+    double eps = 0;           // tolerance of the floating-point token count
+    std::uint64_t seed = 0;
+    std::size_t shard_count = 0;
+    std::size_t per_shard = 0;  // keys per shard
+    std::unique_ptr<Shard[]> shards;
+    std::string policy;    // RateLimit-Policy value
+    std::string attr_key;  // request attribute the before hook leaves for headers()
+    std::atomic<bool> record{false};
+
+    std::int64_t now() const {
+        const auto t = opt.clock ? opt.clock() : std::chrono::steady_clock::now();
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+    }
+    Shard& shard_of(std::uint64_t hash) const noexcept {
+        return shards[static_cast<std::size_t>(hash >> 40) & (shard_count - 1)];
+    }
+    // Tokens in `b` at `t` (refilled since it was last touched, up to the burst).
+    double level(const Bucket& b, std::int64_t t) const noexcept {
+        if (t <= b.updated) return b.tokens;  // another loop read the clock a little later
+        return std::min(burst, b.tokens + static_cast<double>(t - b.updated) * per_ns);
+    }
+    bool full(const Bucket& b, std::int64_t t) const noexcept { return level(b, t) >= burst - eps; }
+    std::uint32_t seconds_until_full(double tokens) const noexcept {
+        const double missing = burst - tokens;
+        return missing <= eps ? 0 : ceil_seconds(missing * ns_per_token);
+    }
+    // Makes room in `sh` for one more key: forgets buckets that are full again (no change in
+    // behaviour), then, if the shard is still at its bound, the least recently used one.
+    void make_room(Shard& sh, std::int64_t t) {
+        for (int i = 0; i < 4 && sh.oldest && full(sh.oldest->second, t); ++i) sh.erase(*sh.oldest);
+        if (sh.map.size() >= per_shard && sh.oldest) sh.erase(*sh.oldest);
+    }
+};
+
+RateLimiter::RateLimiter(RateLimitOptions options) : state_(std::make_shared<State>()) {
+    State& s = *state_;
+    if (options.rate == 0) throw std::invalid_argument("rate_limit: rate must be at least 1");
+    if (options.period.count() <= 0)
+        throw std::invalid_argument("rate_limit: period must be positive");
+    if (options.burst == 0) options.burst = options.rate;
+    if (options.cost > options.burst)
+        throw std::invalid_argument("rate_limit: cost " + std::to_string(options.cost) +
+                                    " exceeds the burst " + std::to_string(options.burst) +
+                                    " (no request could pass)");
+    if (options.max_keys == 0)
+        throw std::invalid_argument("rate_limit: max_keys must be at least 1");
+    if (!valid_name(options.name))
+        throw std::invalid_argument(
+            "rate_limit: the name must be 1-64 characters of A-Z a-z 0-9 - _ . :");
+
+    s.burst = options.burst;
+    s.per_ns = static_cast<double>(options.rate) / static_cast<double>(options.period.count());
+    s.ns_per_token =
+        static_cast<double>(options.period.count()) / static_cast<double>(options.rate);
+    s.eps = 1e-9 * (s.burst + 1);
+
+    std::size_t n = options.shards;
+    if (n == 0) n = std::min<std::size_t>(64, std::bit_floor(options.max_keys));
+    s.shard_count = std::bit_ceil(std::min<std::size_t>(n, 4096));
+    s.per_shard = (options.max_keys + s.shard_count - 1) / s.shard_count;
+
+    const std::string seed = crypto::random_bytes(sizeof s.seed);
+    std::memcpy(&s.seed, seed.data(), sizeof s.seed);
+    s.shards = std::make_unique<Shard[]>(s.shard_count);
+    for (std::size_t i = 0; i < s.shard_count; ++i)
+        Shard::Map(0, KeyHash{s.seed}).swap(s.shards[i].map);  // swap exchanges the hashers too
+
+    // draft-ietf-httpapi-ratelimit-headers-09 section 3: a quota policy item "name";q=;w=.
+    // w is the time an empty bucket takes to fill (the window the quota q is granted over).
+    s.policy = "\"" + options.name + "\";q=";
+    append_number(s.policy, options.burst);
+    s.policy += ";w=";
+    append_number(s.policy, std::max<std::uint32_t>(1, ceil_seconds(s.burst * s.ns_per_token)));
+
+    char self[2 + 2 * sizeof(void*)];
+    const auto r =
+        std::to_chars(self, self + sizeof self, reinterpret_cast<std::uintptr_t>(&s), 16);
+    s.attr_key = "vela.rate_limit@" + std::string(self, r.ptr);
+    s.opt = std::move(options);
+}
+
+RateLimitDecision RateLimiter::consume(std::string_view key, std::uint32_t cost) const {
+    State& s = *state_;
+    const std::uint64_t h = hash_key(key, s.seed);
+    Shard& sh = s.shard_of(h);
+    const std::int64_t t = s.now();
+
+    RateLimitDecision d;
+    std::lock_guard lock(sh.mu);
+    auto it = sh.map.find(Probe{key, static_cast<std::size_t>(h)});
+    if (it == sh.map.end()) {
+        s.make_room(sh, t);
+        it = sh.map.emplace(std::string(key), Bucket{s.burst, t, nullptr, nullptr}).first;
+    } else {
+        Bucket& b = it->second;
+        b.tokens = s.level(b, t);
+        b.updated = std::max(b.updated, t);
+        sh.unlink(*it);
+    }
+    sh.push_newest(*it);
+
+    Bucket& b = it->second;
+    if (cost > s.burst) {
+        d.allowed = false;  // it never fits: no Retry-After
+    } else if (b.tokens + s.eps >= cost) {
+        b.tokens = std::max(0.0, b.tokens - cost);
+    } else {
+        d.allowed = false;
+        d.retry_after =
+            std::max<std::uint32_t>(1, ceil_seconds((cost - b.tokens) * s.ns_per_token));
+    }
+    d.remaining = saturate(std::floor(b.tokens + s.eps));
+    d.reset = s.seconds_until_full(b.tokens);
+    return d;
+}
+
+std::optional<Response> RateLimiter::operator()(Request& req) const {
+    const State& s = *state_;
+    char key[RateLimitKey::kBufferSize];
+    const std::size_t n = s.opt.key.extract(req, key);
+    if (n == 0) return std::nullopt;
+    const std::uint32_t cost = s.opt.cost_of ? s.opt.cost_of(req) : s.opt.cost;
+    const RateLimitDecision d = consume(std::string_view(key, n), cost);
+    if (!d.allowed) return refusal(d);
+    if (s.opt.headers && s.record.load(std::memory_order_relaxed)) {
+        // The RateLimit item, left for headers() on the way out: "name";r=<left>;t=<reset>.
+        char item[96];
+        char* p = item;
+        *p++ = '"';
+        p = std::copy(s.opt.name.begin(), s.opt.name.end(), p);
+        p = std::copy_n("\";r=", 4, p);
+        p = std::to_chars(p, item + sizeof item, d.remaining).ptr;
+        p = std::copy_n(";t=", 3, p);
+        p = std::to_chars(p, item + sizeof item, d.reset).ptr;
+        req.set_attribute(s.attr_key, std::string_view(item, static_cast<std::size_t>(p - item)));
+    }
+    return std::nullopt;
+}
+
+Response RateLimiter::refusal(const RateLimitDecision& d) const {
+    const State& s = *state_;
+    std::string detail;
+    if (d.retry_after) {
+        detail = "too many requests: retry in ";
+        append_number(detail, d.retry_after);
+        detail += d.retry_after == 1 ? " second" : " seconds";
+    } else {
+        detail = "this request costs more than the rate limit allows at once";
+    }
+    Response r = problem_response(Status::TooManyRequests, detail);
+    if (d.retry_after) {
+        std::string v;
+        append_number(v, d.retry_after);
+        r.add_header("Retry-After", v);
+    }
+    if (s.opt.headers) {
+        std::string item = "\"" + s.opt.name + "\";r=";
+        append_number(item, d.remaining);
+        item += ";t=";
+        append_number(item, d.reset);
+        r.add_header("RateLimit-Policy", s.policy);
+        r.add_header("RateLimit", item);
+    }
+    return r;
+}
+
+RateLimitHeaders RateLimiter::headers() const {
+    state_->record.store(true, std::memory_order_relaxed);
+    return RateLimitHeaders(state_);
+}
+
+std::size_t RateLimiter::size() const {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < state_->shard_count; ++i) {
+        std::lock_guard lock(state_->shards[i].mu);
+        n += state_->shards[i].map.size();
+    }
+    return n;
+}
+
+std::size_t RateLimiter::capacity() const noexcept {
+    return state_->per_shard * state_->shard_count;
+}
+
+const std::string& RateLimiter::policy() const noexcept { return state_->policy; }
+
+void RateLimitHeaders::operator()(Request& req, Response& res) const {
+    if (!state_->opt.headers) return;
+    const std::optional<std::string_view> item = req.attribute(state_->attr_key);
+    if (!item) return;
+    res.add_header("RateLimit-Policy", state_->policy);
+    res.add_header("RateLimit", *item);
+}
+
+}  // namespace vela
