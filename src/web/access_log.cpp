@@ -1,0 +1,691 @@
+#include "vela/web/access_log.hpp"
+
+// vela_web may be built without spdlog's usage requirements (vela_base links it privately):
+// these are the definitions Debian's spdlog::spdlog target would add.
+#ifndef SPDLOG_FMT_EXTERNAL
+#define SPDLOG_FMT_EXTERNAL
+#endif
+#ifndef SPDLOG_COMPILED_LIB
+#define SPDLOG_COMPILED_LIB
+#endif
+#ifndef SPDLOG_SHARED_LIB
+#define SPDLOG_SHARED_LIB
+#endif
+
+#include <pthread.h>
+#include <spdlog/logger.h>
+#include <spdlog/sinks/rotating_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <charconv>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "vela/base/log.hpp"
+#include "vela/web/request_id.hpp"
+
+namespace vela {
+
+// ---------------------------------------------------------------------------------------------
+// Formatting
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+using SystemClock = std::chrono::system_clock;
+
+// The start time, as 8 raw bytes (the key fits std::string's own buffer: no allocation).
+constexpr std::string_view kStartAttribute = "vela.access_t0";
+
+void append_uint(std::string& out, std::uint64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+void append_hex_byte(std::string& out, unsigned char c) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+}
+
+// Text formats: what Apache does for %r and %{...}i: '"' and '\' backslashed, bytes outside
+// printable ASCII as \xhh, so a client cannot end a field or start a new line.
+void append_text(std::string& out, std::string_view s) {
+    std::size_t clean = 0;
+    while (clean < s.size()) {
+        const auto c = static_cast<unsigned char>(s[clean]);
+        if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') break;
+        ++clean;
+    }
+    out.append(s.data(), clean);
+    for (std::size_t i = clean; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c == '"' || c == '\\') {
+            out.push_back('\\');
+            out.push_back(static_cast<char>(c));
+        } else if (c < 0x20 || c > 0x7e) {
+            out.append("\\x");
+            append_hex_byte(out, c);
+        } else {
+            out.push_back(static_cast<char>(c));
+        }
+    }
+}
+
+void append_text_or_dash(std::string& out, std::string_view s) {
+    if (s.empty())
+        out.push_back('-');
+    else
+        append_text(out, s);
+}
+
+// JSON strings: the escapes of RFC 8259 section 7; bytes above 0x7E as \u00hh so the line is
+// valid JSON (and ASCII) whatever the client sent.
+void append_json_string(std::string& out, std::string_view s) {
+    out.push_back('"');
+    for (char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\') {
+            out.push_back(ch);
+            continue;
+        }
+        out.push_back('\\');
+        switch (c) {
+            case '"':
+                out.push_back('"');
+                break;
+            case '\\':
+                out.push_back('\\');
+                break;
+            case '\n':
+                out.push_back('n');
+                break;
+            case '\r':
+                out.push_back('r');
+                break;
+            case '\t':
+                out.push_back('t');
+                break;
+            default:
+                out.append("u00");
+                append_hex_byte(out, c);
+        }
+    }
+    out.push_back('"');
+}
+
+void append_json_string_or_null(std::string& out, std::string_view s) {
+    if (s.empty())
+        out.append("null");
+    else
+        append_json_string(out, s);
+}
+
+std::string_view version_text(int v, char (&buf)[9]) {
+    switch (v) {
+        case 10:
+            return "HTTP/1.0";
+        case 11:
+            return "HTTP/1.1";
+        case 20:
+            return "HTTP/2.0";
+        default:
+            std::memcpy(buf, "HTTP/x.y", 8);
+            buf[5] = static_cast<char>('0' + (v / 10) % 10);
+            buf[7] = static_cast<char>('0' + v % 10);
+            return {buf, 8};
+    }
+}
+
+// Writes `v` as `width` decimal digits (zero-padded, the high digits dropped).
+char* put_digits(char* p, int v, int width) {
+    for (int i = width - 1; i >= 0; --i) {
+        p[i] = static_cast<char>('0' + v % 10);
+        v /= 10;
+    }
+    return p + width;
+}
+
+// The time as text, formatted once per second per thread.
+struct TimeText {
+    std::int64_t second = INT64_MIN;
+    char clf[27] = {};  // "01/Dec/2026:16:12:39 +0000"
+    char iso[20] = {};  // "2026-12-01T16:12:39"
+};
+
+const TimeText& time_text(std::int64_t second) {
+    thread_local TimeText t;
+    if (t.second == second) return t;
+    static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                              "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    const auto tt = static_cast<std::time_t>(second);
+    std::tm tm{};
+    ::gmtime_r(&tt, &tm);
+    const int year = std::clamp(tm.tm_year + 1900, 0, 9999);
+    char* p = put_digits(t.clf, tm.tm_mday, 2);  // 01/Dec/2026:16:12:39 +0000
+    *p++ = '/';
+    std::memcpy(p, kMonths[tm.tm_mon % 12], 3);
+    p += 3;
+    *p++ = '/';
+    p = put_digits(p, year, 4);
+    *p++ = ':';
+    p = put_digits(p, tm.tm_hour, 2);
+    *p++ = ':';
+    p = put_digits(p, tm.tm_min, 2);
+    *p++ = ':';
+    p = put_digits(p, tm.tm_sec, 2);
+    std::memcpy(p, " +0000", 7);
+    p = put_digits(t.iso, year, 4);  // 2026-12-01T16:12:39
+    *p++ = '-';
+    p = put_digits(p, tm.tm_mon + 1, 2);
+    *p++ = '-';
+    p = put_digits(p, tm.tm_mday, 2);
+    *p++ = 'T';
+    p = put_digits(p, tm.tm_hour, 2);
+    *p++ = ':';
+    p = put_digits(p, tm.tm_min, 2);
+    *p++ = ':';
+    p = put_digits(p, tm.tm_sec, 2);
+    *p = '\0';
+    t.second = second;
+    return t;
+}
+
+void format_text(const AccessLogEntry& e, bool combined, bool extras, std::string& out,
+                 std::int64_t second) {
+    char vbuf[9];
+    append_text_or_dash(out, e.remote);
+    out.append(" - - [");
+    out.append(time_text(second).clf);
+    out.append("] \"");
+    append_text(out, e.method);
+    out.push_back(' ');
+    append_text(out, e.target);
+    out.push_back(' ');
+    out.append(version_text(e.version, vbuf));
+    out.append("\" ");
+    append_uint(out, static_cast<std::uint64_t>(e.status));
+    out.push_back(' ');
+    if (e.bytes && *e.bytes > 0)
+        append_uint(out, *e.bytes);
+    else
+        out.push_back('-');  // CLF's %b: "-" for no bytes
+    if (combined) {
+        out.append(" \"");
+        append_text_or_dash(out, e.referer);
+        out.append("\" \"");
+        append_text_or_dash(out, e.user_agent);
+        out.push_back('"');
+    }
+    if (extras) {
+        out.push_back(' ');
+        append_text_or_dash(out, e.request_id);
+        out.push_back(' ');
+        append_uint(out, e.latency_us);
+    }
+}
+
+void format_json(const AccessLogEntry& e, std::string& out, std::int64_t second, int millis) {
+    char vbuf[9];
+    out.append("{\"time\":\"");
+    out.append(time_text(second).iso);
+    char ms[6] = {'.',
+                  static_cast<char>('0' + millis / 100),
+                  static_cast<char>('0' + millis / 10 % 10),
+                  static_cast<char>('0' + millis % 10),
+                  'Z',
+                  '"'};
+    out.append(ms, sizeof ms);
+    out.append(",\"remote\":");
+    append_json_string_or_null(out, e.remote);
+    out.append(",\"method\":");
+    append_json_string(out, e.method);
+    out.append(",\"target\":");
+    append_json_string(out, e.target);
+    out.append(",\"version\":\"");
+    out.append(version_text(e.version, vbuf));
+    out.append("\",\"status\":");
+    append_uint(out, static_cast<std::uint64_t>(e.status));
+    out.append(",\"bytes\":");
+    if (e.bytes)
+        append_uint(out, *e.bytes);
+    else
+        out.append("null");
+    out.append(",\"latency_us\":");
+    append_uint(out, e.latency_us);
+    out.append(",\"request_id\":");
+    append_json_string_or_null(out, e.request_id);
+    out.append(",\"user_agent\":");
+    append_json_string_or_null(out, e.user_agent);
+    out.append(",\"referer\":");
+    append_json_string_or_null(out, e.referer);
+    out.push_back('}');
+}
+
+}  // namespace
+
+void format_access_log(const AccessLogEntry& entry, AccessLogFormat format, bool extras,
+                       std::string& out) {
+    const auto ms =
+        std::chrono::floor<std::chrono::milliseconds>(entry.time).time_since_epoch().count();
+    const std::int64_t second = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+    const int millis = static_cast<int>(ms - second * 1000);
+    switch (format) {
+        case AccessLogFormat::common:
+            format_text(entry, false, extras, out, second);
+            return;
+        case AccessLogFormat::combined:
+            format_text(entry, true, extras, out, second);
+            return;
+        case AccessLogFormat::json:
+            format_json(entry, out, second, millis);
+            return;
+    }
+}
+
+std::optional<std::uint64_t> access_log_bytes(const Request& req, const Response& res) noexcept {
+    const auto code = static_cast<int>(res.status());
+    if (req.method() == Method::HEAD || code < 200 || code == 204 || code == 304) return 0;
+    if (res.streaming()) return std::nullopt;
+    if (const FileBody* f = res.file_body()) return f->length();
+    return res.body().size();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The queue and the logging thread
+
+namespace detail {
+
+namespace {
+
+// A bounded multi-producer queue of lines (D. Vyukov's bounded MPMC design, with one
+// consumer): each slot has a sequence number saying whose turn it is, so a producer claims a
+// slot with one compare-and-swap and never waits; a full queue makes try_push fail. Slots keep
+// their string's capacity, so steady-state pushes allocate nothing.
+class LineQueue {
+  public:
+    explicit LineQueue(std::size_t capacity)
+        : mask_(std::bit_ceil(std::max<std::size_t>(capacity, 2)) - 1),
+          slots_(std::make_unique<Slot[]>(mask_ + 1)) {
+        for (std::size_t i = 0; i <= mask_; ++i) slots_[i].seq.store(i, std::memory_order_relaxed);
+    }
+
+    std::size_t capacity() const noexcept { return mask_ + 1; }
+    /// Claims a slot, lets `fill` write the line into it, publishes it. False when full.
+    template <class Fill>
+    bool try_push(Fill&& fill) noexcept {
+        std::size_t pos = tail_.load(std::memory_order_relaxed);
+        Slot* s;
+        for (;;) {
+            s = &slots_[pos & mask_];
+            const std::size_t seq = s->seq.load(std::memory_order_acquire);
+            const auto diff = static_cast<std::ptrdiff_t>(seq - pos);
+            if (diff == 0) {
+                if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
+            } else if (diff < 0) {
+                return false;
+            } else {
+                pos = tail_.load(std::memory_order_relaxed);
+            }
+        }
+        try {
+            s->line.clear();
+            fill(s->line);
+        } catch (...) {
+            s->line.clear();  // published empty (skipped): a claimed slot must not stall the queue
+        }
+        s->seq.store(pos + 1, std::memory_order_release);
+        return true;
+    }
+    /// The consumer: true when the next line is published.
+    bool ready() const noexcept {
+        return slots_[head_ & mask_].seq.load(std::memory_order_acquire) == head_ + 1;
+    }
+    /// The consumer: swaps the next line into `line` (ready() must be true).
+    void pop(std::string& line) noexcept {
+        Slot& s = slots_[head_ & mask_];
+        s.line.swap(line);
+        s.seq.store(head_ + mask_ + 1, std::memory_order_release);
+        ++head_;
+    }
+    /// Lines claimed so far (pushed or being pushed).
+    std::size_t claimed() const noexcept { return tail_.load(std::memory_order_acquire); }
+    /// The consumer: lines taken so far.
+    std::size_t taken() const noexcept { return head_; }
+
+  private:
+    struct alignas(64) Slot {
+        std::atomic<std::size_t> seq{0};
+        std::string line;
+    };
+    std::size_t mask_;
+    std::unique_ptr<Slot[]> slots_;
+    alignas(64) std::atomic<std::size_t> tail_{0};
+    alignas(64) std::size_t head_ = 0;  // the consumer's alone
+};
+
+}  // namespace
+
+class AccessLogState {
+  public:
+    explicit AccessLogState(AccessLogOptions o);
+    ~AccessLogState();
+    AccessLogState(const AccessLogState&) = delete;
+    AccessLogState& operator=(const AccessLogState&) = delete;
+
+    void push(const AccessLogEntry& e) noexcept;
+    void flush();
+    std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
+    std::uint64_t written() const noexcept { return written_.load(std::memory_order_relaxed); }
+
+  private:
+    void run();
+    std::size_t drain(std::string& line);
+    void write(std::string_view line);
+    void flush_destination();
+    void report(bool final);
+    void wake();
+
+    AccessLogOptions options_;
+    std::shared_ptr<spdlog::logger> logger_;  // null when options_.writer is set
+    LineQueue queue_;
+    std::atomic<std::uint64_t> dropped_{0};
+    std::atomic<std::uint64_t> written_{0};
+    std::uint64_t reported_drops_ = 0;  // the logging thread's
+    SteadyClock::time_point last_report_ = SteadyClock::now();
+    std::atomic<bool> sleeping_{false};
+    std::atomic<bool> stop_{false};
+    std::mutex mu_;
+    std::condition_variable wake_cv_;  // the logging thread waits here when idle
+    std::condition_variable done_cv_;  // flush() waits here
+    std::size_t done_ = 0;             // lines written and flushed (under mu_)
+    int flush_waiters_ = 0;            // under mu_
+    bool exited_ = false;              // under mu_: the logging thread has ended
+    std::thread thread_;
+};
+
+namespace {
+
+// Live logs, flushed when the process exits (a log kept until then loses no line).
+struct Registry {
+    std::mutex mu;
+    std::vector<AccessLogState*> live;
+};
+void flush_all_at_exit();
+Registry& registry() {
+    static Registry* r = [] {
+        auto* reg = new Registry;  // never destroyed: usable from atexit and static destructors
+        std::atexit(flush_all_at_exit);
+        return reg;
+    }();
+    return *r;
+}
+void flush_all_at_exit() {
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    for (AccessLogState* s : r.live) s->flush();
+}
+
+// Lines the logging thread lets gather after writing a batch before it looks again: the
+// request threads then never need to wake it while traffic flows.
+constexpr auto kBatchPause = std::chrono::milliseconds(2);
+constexpr auto kIdleTick = std::chrono::milliseconds(1000);
+
+}  // namespace
+
+AccessLogState::AccessLogState(AccessLogOptions o)
+    : options_(std::move(o)), queue_(options_.queue_size) {
+    if (!options_.writer) {
+        std::shared_ptr<spdlog::sinks::sink> sink = options_.sink;
+        if (!sink && !options_.path.empty()) {
+            try {
+                sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
+                    options_.path, options_.max_file_size, options_.max_files);
+            } catch (const std::exception& e) {
+                throw std::runtime_error("access_log: cannot open '" + options_.path +
+                                         "': " + e.what());
+            }
+        }
+        if (!sink) sink = std::make_shared<spdlog::sinks::stdout_sink_mt>();
+        logger_ = std::make_shared<spdlog::logger>("vela.access", std::move(sink));
+        logger_->set_pattern("%v");
+        logger_->set_level(spdlog::level::info);
+        logger_->flush_on(spdlog::level::off);
+    }
+    thread_ = std::thread([this] { run(); });
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    r.live.push_back(this);
+}
+
+AccessLogState::~AccessLogState() {
+    {
+        Registry& r = registry();
+        std::lock_guard lock(r.mu);
+        std::erase(r.live, this);
+    }
+    {
+        std::lock_guard lock(mu_);
+        stop_.store(true);
+    }
+    wake_cv_.notify_one();
+    thread_.join();
+}
+
+void AccessLogState::push(const AccessLogEntry& e) noexcept {
+    const bool ok = queue_.try_push(
+        [&](std::string& line) { format_access_log(e, options_.format, options_.extras, line); });
+    if (!ok) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    // Pairs with the fence in run(): either the logging thread sees the line before it sleeps,
+    // or this thread sees it asleep and wakes it.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_relaxed)) wake();
+}
+
+void AccessLogState::wake() {
+    if (!sleeping_.exchange(false)) return;
+    std::lock_guard lock(mu_);
+    wake_cv_.notify_one();
+}
+
+void AccessLogState::flush() {
+    const std::size_t target = queue_.claimed();
+    std::unique_lock lock(mu_);
+    ++flush_waiters_;
+    sleeping_.store(false);
+    wake_cv_.notify_one();
+    done_cv_.wait(lock, [&] { return done_ >= target || exited_; });
+    --flush_waiters_;
+}
+
+void AccessLogState::run() {
+    ::pthread_setname_np(::pthread_self(), "vela-access-log");
+    std::string line;
+    for (;;) {
+        const std::size_t n = drain(line);
+        if (n) flush_destination();
+        {
+            std::lock_guard lock(mu_);
+            done_ = queue_.taken();
+            if (flush_waiters_) done_cv_.notify_all();
+        }
+        report(false);
+        if (stop_.load()) {
+            if (!queue_.ready()) break;  // no request thread is left to push: all is written
+            continue;
+        }
+        if (n) {
+            std::this_thread::sleep_for(kBatchPause);
+            continue;
+        }
+        std::unique_lock lock(mu_);
+        sleeping_.store(true, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (queue_.ready() || stop_.load()) {
+            sleeping_.store(false, std::memory_order_relaxed);
+            continue;
+        }
+        if (flush_waiters_) {  // a line is still being written into its slot: look again soon
+            sleeping_.store(false, std::memory_order_relaxed);
+            lock.unlock();
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+            continue;
+        }
+        wake_cv_.wait_for(lock, kIdleTick, [&] { return !sleeping_.load() || stop_.load(); });
+        sleeping_.store(false, std::memory_order_relaxed);
+    }
+    report(true);
+    std::lock_guard lock(mu_);
+    exited_ = true;
+    done_cv_.notify_all();
+}
+
+std::size_t AccessLogState::drain(std::string& line) {
+    std::size_t n = 0;
+    while (queue_.ready()) {
+        queue_.pop(line);
+        if (!line.empty()) write(line);
+        ++n;
+    }
+    if (n) written_.fetch_add(n, std::memory_order_relaxed);
+    return n;
+}
+
+void AccessLogState::write(std::string_view line) {
+    if (options_.writer) {
+        try {
+            options_.writer(line);
+        } catch (const std::exception& e) {
+            log::error("access log: the writer failed: {}", e.what());
+        } catch (...) {
+            log::error("access log: the writer failed");
+        }
+        return;
+    }
+    // spdlog catches what its sinks throw and reports it through its error handler.
+    logger_->log(spdlog::log_clock::time_point{}, spdlog::source_loc{}, spdlog::level::info,
+                 spdlog::string_view_t(line.data(), line.size()));
+}
+
+void AccessLogState::flush_destination() {
+    if (logger_) logger_->flush();
+}
+
+void AccessLogState::report(bool final) {
+    const auto now = SteadyClock::now();
+    if (!final && now - last_report_ < options_.report_interval) return;
+    last_report_ = now;
+    const std::uint64_t d = dropped();
+    if (d == reported_drops_) return;
+    log::warn("access log: {} lines dropped (queue of {} full){}; {} in all", d - reported_drops_,
+              queue_.capacity(), final ? "" : " since the last report", d);
+    reported_drops_ = d;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// The middleware
+
+namespace {
+
+void note_start(Request& req, SteadyClock::time_point t) {
+    const std::int64_t ns = t.time_since_epoch().count();
+    char raw[sizeof ns];
+    std::memcpy(raw, &ns, sizeof ns);
+    req.set_attribute(kStartAttribute, std::string_view(raw, sizeof raw));
+}
+
+std::optional<SteadyClock::time_point> noted_start(const Request& req) {
+    std::optional<std::string_view> raw = req.attribute(kStartAttribute);
+    if (!raw || raw->size() != sizeof(std::int64_t)) return std::nullopt;
+    std::int64_t ns;
+    std::memcpy(&ns, raw->data(), sizeof ns);
+    return SteadyClock::time_point(SteadyClock::duration(ns));
+}
+
+AccessLogEntry entry_for(const Request& req, int status, std::optional<std::uint64_t> bytes,
+                         std::optional<SteadyClock::time_point> start) {
+    AccessLogEntry e;
+    e.time = SystemClock::now();
+    if (start) {
+        const auto us =
+            std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - *start);
+        e.latency_us = static_cast<std::uint64_t>(std::max<std::int64_t>(us.count(), 0));
+    }
+    e.remote = req.client_ip();
+    e.method = req.method_name();
+    e.target = req.target();
+    e.version = req.version();
+    e.status = status;
+    e.bytes = bytes;
+    e.request_id = request_id(req);
+    e.user_agent = req.header("User-Agent");
+    e.referer = req.header("Referer");
+    return e;
+}
+
+}  // namespace
+
+AccessLog::AccessLog(AccessLogOptions options) {
+    if (options.queue_size > (std::size_t{1} << 24))
+        throw std::invalid_argument("access_log: queue_size above 16777216 lines");
+    if (options.writer == nullptr && options.sink == nullptr && !options.path.empty()) {
+        if (options.max_file_size == 0)
+            throw std::invalid_argument("access_log: max_file_size must be above 0");
+        if (options.max_files > 200000)
+            throw std::invalid_argument("access_log: max_files above 200000");
+    }
+    if (options.report_interval.count() <= 0)
+        throw std::invalid_argument("access_log: report_interval must be positive");
+    state_ = std::make_shared<detail::AccessLogState>(std::move(options));
+}
+
+void AccessLog::start(Request& req) const { note_start(req, SteadyClock::now()); }
+
+void AccessLog::finish(const Request& req, const Response& res) const {
+    state_->push(entry_for(req, static_cast<int>(res.status()), access_log_bytes(req, res),
+                           noted_start(req)));
+}
+
+Task<Response> AccessLog::operator()(Request& req, Next next) const {
+    const auto t0 = SteadyClock::now();
+    std::exception_ptr error;
+    try {
+        Response res = co_await next();
+        state_->push(
+            entry_for(req, static_cast<int>(res.status()), access_log_bytes(req, res), t0));
+        co_return res;
+    } catch (...) {
+        error = std::current_exception();
+    }
+    // The app turns the exception into a 500 (its body depends on debug_errors: size unknown).
+    state_->push(entry_for(req, 500, std::nullopt, t0));
+    std::rethrow_exception(error);
+}
+
+std::uint64_t AccessLog::dropped() const noexcept { return state_->dropped(); }
+
+std::uint64_t AccessLog::written() const noexcept { return state_->written(); }
+
+void AccessLog::flush() const { state_->flush(); }
+
+AccessLog access_log(AccessLogOptions options) { return AccessLog(std::move(options)); }
+
+}  // namespace vela
