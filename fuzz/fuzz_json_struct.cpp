@@ -46,8 +46,9 @@ struct Doc {
     vela::json::Value any;
     bool operator==(const Doc&) const = default;
 };
-VELA_REFLECT(Doc, flag, i64, u64, d, f, s, maybe, ints, pair, named, weights, kind, when, raw,
-             VELA_AS(any, "dynamic"))
+// raw is required: an absent Raw (empty) is written as null, which reads back as "null".
+VELA_REFLECT(Doc, flag, i64, u64, d, f, s, maybe, ints, pair, named, weights, kind, when,
+             VELA_REQUIRED(raw), VELA_AS(any, "dynamic"))
 
 void check(bool ok) {
     if (!ok) __builtin_trap();

@@ -1,4 +1,5 @@
-// Problem responses (RFC 9457) and the non-template parts of Json<T> and Query<T>.
+// Problem responses (RFC 9457) and the non-template parts of Json<T> and Query<T> (Form<T>
+// and the urlencoded parser: form.cpp).
 
 #include "vela/web/extract.hpp"
 
@@ -85,19 +86,17 @@ Response query_problem(std::string_view name, std::string_view message) {
     return to_response(p);
 }
 
+Response form_problem(std::string_view name, std::string_view message) {
+    Problem p = make_problem(Status::BadRequest,
+                             "form field '" + std::string(name) + "': " + std::string(message));
+    std::string pointer = "#/";  // RFC 6901: '~' is ~0, '/' is ~1
+    for (char c : name) c == '~' ? pointer += "~0" : c == '/' ? pointer += "~1" : pointer += c;
+    p.errors.emplace().push_back(ProblemItem{std::string(message), pointer, std::nullopt});
+    return to_response(p);
+}
+
 QueryParams::QueryParams(std::string_view q) {
-    while (!q.empty()) {
-        const std::size_t amp = q.find('&');
-        const std::string_view pair = q.substr(0, amp);
-        q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
-        if (pair.empty()) continue;
-        const std::size_t eq = pair.find('=');
-        auto& [k, v] = items.emplace_back();
-        const std::string_view raw_value =
-            eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-        if (!percent_decode(pair.substr(0, eq), k, true) || !percent_decode(raw_value, v, true))
-            malformed = true;
-    }
+    malformed = parse_urlencoded(q, items) != UrlencodedStatus::ok;
 }
 
 }  // namespace detail

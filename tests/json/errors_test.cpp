@@ -18,14 +18,14 @@ struct Item {
     double price = 0;
     std::optional<int> qty;
 };
-VELA_REFLECT(Item, name, price, qty)
+VELA_REFLECT(Item, name, VELA_REQUIRED(price), qty)
 
 struct Order {
     int id = 0;
     std::vector<Item> items;
     std::map<std::string, std::uint8_t> flags;
 };
-VELA_REFLECT(Order, id, items, flags)
+VELA_REFLECT(Order, VELA_REQUIRED(id), items, flags)
 
 struct Case {
     const char* json;

@@ -23,7 +23,7 @@ struct Status {
     std::string framework;
     int version = 0;
 };
-VELA_REFLECT(Status, status, framework, version)
+VELA_REFLECT(Status, status, framework, VELA_REQUIRED(version))
 
 enum class Sort { asc, desc };
 VELA_ENUM(Sort, asc, desc)
@@ -35,7 +35,7 @@ struct Search {
     std::vector<std::string> tag;
     Sort sort = Sort::asc;
 };
-VELA_REFLECT(Search, q, limit, exact, tag, sort)
+VELA_REFLECT(Search, q, VELA_REQUIRED(limit), exact, tag, sort)
 
 struct Reply {
     int status = 0;

@@ -14,9 +14,11 @@
 // its namespace, `bool vela_json_read(json::Reader&, T&)` and/or
 // `void vela_json_write(json::Writer&, const T&)`.
 //
-// Reading a struct: fields may come in any order; every member that is not an optional is
-// required; unknown fields are skipped (or rejected, see ParseOptions); a repeated field
-// keeps its last value.
+// Reading a struct: fields may come in any order; a member marked VELA_REQUIRED must be
+// present (else "missing required field"); any other absent member takes the value it has in
+// a value-initialized T (its default member initializer, else zero / empty / nullopt), also
+// when reading into an object that held other values; unknown fields are skipped (or
+// rejected, see ParseOptions); a repeated field keeps its last value.
 
 #include <array>
 #include <chrono>
@@ -206,12 +208,23 @@ int read_field(Reader& r, T& obj, std::string_view key, std::array<bool, N>& see
     return res;
 }
 
-// After the object: absent optionals are reset, absent required fields are an error.
+// After the object: an absent member marked VELA_REQUIRED is an error; any other absent
+// member takes its value in a value-initialized T (`T{}`, made only when some member is
+// absent), so reading into an object that held values gives what reading into a fresh T
+// gives. A T that cannot be value-initialized has every non-optional member required.
 template <class T, std::size_t N, std::size_t... I>
 bool check_fields(Reader& r, T& obj, const std::array<bool, N>& seen, std::index_sequence<I...>) {
+    if ((seen[I] && ...)) return true;
+    std::optional<T> fresh;
     const auto check = [&](const auto& f, bool was_seen) {
+        using M = typename std::remove_cvref_t<decltype(f)>::member_type;
         if (was_seen) return true;
-        if constexpr (is_optional<typename std::remove_cvref_t<decltype(f)>::member_type>::value) {
+        if (is_required(f)) return r.fail_missing(f.name);
+        if constexpr (std::is_default_constructible_v<T>) {
+            if (!fresh) fresh.emplace();
+            obj.*(f.member) = std::move(*fresh.*(f.member));
+            return true;
+        } else if constexpr (is_optional<M>::value) {
             (obj.*(f.member)).reset();
             return true;
         } else {

@@ -1,8 +1,8 @@
 #pragma once
 // Compile-time descriptions of structs and enums for the JSON codec.
 //
-//     struct Item { int id; std::string name; double price_cents; };
-//     VELA_REFLECT(Item, id, name, VELA_AS(price_cents, "price"))
+//     struct Item { int id; std::string name; double price_cents = 0; int qty = 1; };
+//     VELA_REFLECT(Item, VELA_REQUIRED(id), name, VELA_AS(price_cents, "price"), qty)
 //
 //     enum class Color { red, dark_blue };
 //     VELA_ENUM(Color, red, VELA_AS(dark_blue, "dark-blue"))
@@ -10,9 +10,12 @@
 // Both macros go at namespace scope, in the namespace of the type (they define a constexpr
 // function that argument-dependent lookup finds). VELA_REFLECT lists the members that are
 // read and written, in the order they are written; VELA_AS(member, "name") gives one a
-// different JSON name. VELA_ENUM lists the enumerators that have a JSON string; writing any
-// other value is an error. Names must be string literals that need no JSON escaping (checked
-// at compile time).
+// different JSON name. VELA_REQUIRED(member) and VELA_REQUIRED_AS(member, "name") mark a
+// member required: reading a struct (JSON body, Query<T>, Form<T>) fails when it is absent.
+// Every other member is optional: when absent it takes the value it has in a value-initialized
+// T (`T{}`: its default member initializer, else zero / empty / nullopt). VELA_ENUM lists the
+// enumerators that have a JSON string; writing any other value is an error. Names must be string
+// literals that need no JSON escaping (checked at compile time).
 //
 // Everything the codec needs is the tuple that vela_json_fields() returns, so a future
 // C++26 reflection path can produce the same tuple without the macro.
@@ -50,13 +53,14 @@
     m(T, x) __VA_OPT__(, VELA_JSON_FOR_EACH_AGAIN VELA_JSON_PARENS(m, T, __VA_ARGS__))
 #define VELA_JSON_FOR_EACH_AGAIN() VELA_JSON_FOR_EACH_
 
-// One field: a plain member name, or the (member, "name") pair VELA_AS makes.
+// One field: a plain member name, the (member, "name") pair VELA_AS makes, or the
+// (member, "name", 1) triple of VELA_REQUIRED / VELA_REQUIRED_AS.
 #define VELA_JSON_FIELD(T, x) VELA_JSON_CAT(VELA_JSON_FIELD_, VELA_JSON_IS_PAREN(x))(T, x)
 #define VELA_JSON_FIELD_0(T, m) ::vela::json::detail::make_field(&T::m, #m, ",\"" #m "\":")
 #define VELA_JSON_FIELD_1(T, p) VELA_JSON_FIELD_AS(T, VELA_JSON_UNPAREN p)
 #define VELA_JSON_FIELD_AS(...) VELA_JSON_FIELD_AS_(__VA_ARGS__)
-#define VELA_JSON_FIELD_AS_(T, m, name) \
-    ::vela::json::detail::make_field(&T::m, name, ",\"" name "\":")
+#define VELA_JSON_FIELD_AS_(T, m, name, ...) \
+    ::vela::json::detail::make_field(&T::m, name, ",\"" name "\":" __VA_OPT__(, true))
 
 #define VELA_JSON_ENUMERATOR(E, x) VELA_JSON_CAT(VELA_JSON_ENUMERATOR_, VELA_JSON_IS_PAREN(x))(E, x)
 #define VELA_JSON_ENUMERATOR_0(E, v) ::vela::json::detail::make_enumerator(E::v, #v, "\"" #v "\"")
@@ -69,6 +73,12 @@
 
 /// Gives a member (in VELA_REFLECT) or an enumerator (in VELA_ENUM) another JSON name.
 #define VELA_AS(member, json_name) (member, json_name)
+
+/// Marks a member (in VELA_REFLECT) required: reading fails when it is absent.
+#define VELA_REQUIRED(member) (member, #member, 1)
+
+/// A required member (see VELA_REQUIRED) with another JSON name (see VELA_AS).
+#define VELA_REQUIRED_AS(member, json_name) (member, json_name, 1)
 
 /// Describes the JSON fields of struct `Type`: VELA_REFLECT(Type, member, VELA_AS(m, "n"), ...).
 #define VELA_REFLECT(Type, ...)                                                         \
@@ -96,19 +106,29 @@ constexpr std::string_view checked_name(std::string_view name) {
     return name;
 }
 
-/// One reflected member: the pointer to it, its JSON name and `,"name":` ready to write.
+/// One reflected member: the pointer to it, its JSON name, `,"name":` ready to write, and
+/// whether it is required (VELA_REQUIRED) or keeps its default when absent.
 template <class T, class M>
 struct Field {
     using owner_type = T;
     using member_type = M;
     M T::*member;
     std::string_view name;
-    std::string_view key;  // ,"name":
+    std::string_view key;   // ,"name":
+    bool required = false;  // VELA_REQUIRED / VELA_REQUIRED_AS
 };
 
 template <class T, class M>
-constexpr Field<T, M> make_field(M T::*member, std::string_view name, std::string_view key) {
-    return Field<T, M>{member, checked_name(name), key};
+constexpr Field<T, M> make_field(M T::*member, std::string_view name, std::string_view key,
+                                 bool required = false) {
+    return Field<T, M>{member, checked_name(name), key, required};
+}
+
+/// True when the member must be present (VELA_REQUIRED); false when an absent one takes its
+/// value in a value-initialized owner (what a schema generator states as "required").
+template <class T, class M>
+constexpr bool is_required(const Field<T, M>& f) noexcept {
+    return f.required;
 }
 
 /// One enumerator with a JSON string: the value, its name and `"name"` ready to write.

@@ -1,21 +1,32 @@
 #pragma once
 // Typed handler parameters filled from the request, and RFC 9457 problem responses.
 //
-//     struct NewItem { std::string name; double price; };
-//     VELA_REFLECT(NewItem, name, price)
-//     struct Page { int limit; std::optional<std::string> after; };
-//     VELA_REFLECT(Page, limit, after)
+//     struct NewItem { std::string name; double price = 0; };
+//     VELA_REFLECT(NewItem, VELA_REQUIRED(name), price)
+//     struct Page { int limit = 10; std::optional<std::string> after; std::vector<int> tag; };
+//     VELA_REFLECT(Page, limit, after, tag)
 //
 //     app.post("/items", [](vela::Json<NewItem> item) { return item; });
 //     app.get("/items", [](vela::Request& r, vela::Query<Page> page) { ... page->limit ... });
+//     app.post("/login", [](vela::Form<Login> f) { ... f->user ... });
+//     app.post("/raw", [](vela::FormData f) { return std::string(f.get("a").value_or("")); });
 //
 // Json<T> reads the body as JSON into a T: a Content-Type other than application/json (or
 // any */*+json) is answered 415, a body that is not JSON or does not fit T is answered 400
 // with an application/problem+json body naming the path and the problem, before the handler
-// runs. Query<T> fills a reflected struct from the query string: each member is the
+// runs. Query<T> fills a reflected struct from the query string, Form<T> from an
+// application/x-www-form-urlencoded body (another Content-Type is a 415): each member is the
 // parameter of its JSON name, converted to the member's type (bool, integers, floating
-// point, strings, VELA_ENUM enums, RFC 3339 times; std::optional for parameters that may
-// be absent, std::vector for repeated ones); a missing or unconvertible one is a 400.
+// point, strings, VELA_ENUM enums, RFC 3339 times; std::optional, std::vector for repeated
+// ones); an unconvertible one is a 400. FormData is the same body as an ordered multimap.
+//
+// Required or defaulted, the same rule for Json, Query and Form: a member marked
+// VELA_REQUIRED / VELA_REQUIRED_AS must be present (else 400 "missing required ..."); any
+// other absent member keeps the value it has in a value-initialized T (its default member
+// initializer, else zero / empty; std::optional nullopt, std::vector empty). In a query or a
+// form an empty value (`?n=`) for a std::optional of a non-string type is nullopt, as an
+// HTML form sends an empty number field; a repeated parameter fills a std::vector, and for
+// other members the last one wins.
 //
 // Any type with `static std::optional<P> from_request(Request&, Response& error)` can be a
 // handler parameter the same way (see handler_traits.hpp).
@@ -53,10 +64,28 @@ bool is_json_media_type(std::string_view content_type) noexcept;
 Response unsupported_json_media_type(std::string_view content_type);
 /// A 400 problem response for query parameter `name`.
 Response query_problem(std::string_view name, std::string_view message);
+/// A 400 problem response for form field `name` (its "pointer" is `#/name`).
+Response form_problem(std::string_view name, std::string_view message);
+/// True for application/x-www-form-urlencoded, with or without parameters, any case.
+bool is_form_media_type(std::string_view content_type) noexcept;
+/// The 415 answer to a body that is not declared as a urlencoded form.
+Response unsupported_form_media_type(std::string_view content_type);
+
+/// Decoded name/value pairs, in order.
+using UrlPairs = std::vector<std::pair<std::string, std::string>>;
+
+/// What parse_urlencoded() found.
+enum class UrlencodedStatus { ok, malformed, too_many };
+
+/// Decodes `text` (name=value pairs joined by '&', '+' as space, %XX escapes) and appends
+/// the pairs to `out`: empty pairs are skipped, a pair without '=' has an empty value.
+/// Stops with too_many before storing pair `max_pairs + 1`; malformed for a bad escape.
+UrlencodedStatus parse_urlencoded(std::string_view text, UrlPairs& out,
+                                  std::size_t max_pairs = static_cast<std::size_t>(-1));
 
 /// The decoded name/value pairs of a query string, in order.
 struct QueryParams {
-    std::vector<std::pair<std::string, std::string>> items;
+    UrlPairs items;
     bool malformed = false;  // a bad percent escape
     explicit QueryParams(std::string_view query);
 };
@@ -100,6 +129,12 @@ bool from_query_text(std::string_view s, T& out, std::string& why) {
         std::uint32_t nanos;
         if (json::parse_rfc3339(s, secs, nanos)) {
             using D = typename T::duration;
+            constexpr auto max_secs = std::chrono::duration_cast<std::chrono::seconds>(D::max());
+            constexpr auto min_secs = std::chrono::duration_cast<std::chrono::seconds>(D::min());
+            if (secs >= max_secs.count() || secs <= min_secs.count()) {
+                why = "date-time out of range";
+                return false;
+            }
             out = T(std::chrono::duration_cast<D>(std::chrono::seconds(secs)) +
                     std::chrono::duration_cast<D>(std::chrono::nanoseconds(nanos)));
             return true;
@@ -108,32 +143,51 @@ bool from_query_text(std::string_view s, T& out, std::string& why) {
         return false;
     } else {
         static_assert(json::detail::unsupported<T>,
-                      "Query<T> members must be scalars (bool, numbers, strings, VELA_ENUM enums, "
-                      "time points), std::optional or std::vector of them");
+                      "Query<T> and Form<T> members must be scalars (bool, numbers, strings, "
+                      "VELA_ENUM enums, time points), std::optional or std::vector of them");
         return false;
     }
 }
 
-// Fills one member from every parameter named `name`.
+// Fills one member from every pair named `name`. An absent member is left as it is (the
+// caller's T is value-initialized) unless `required`, which sets `why`.
 template <class M>
-bool fill_query_member(const QueryParams& q, std::string_view name, M& out, std::string& why) {
+bool fill_query_member(const UrlPairs& items, std::string_view name, bool required, M& out,
+                       std::string& why) {
     if constexpr (is_query_list<M>::value) {
-        out.clear();
-        for (const auto& [k, v] : q.items)
-            if (k == name && !from_query_text(v, out.emplace_back(), why)) return false;
-        return true;
+        bool found = false;
+        for (const auto& [k, v] : items) {
+            if (k != name) continue;
+            if (!found) out.clear(), found = true;
+            if (!from_query_text(v, out.emplace_back(), why)) return false;
+        }
+        return found || !required || (why = "missing required parameter", false);
     } else {
         const std::string* text = nullptr;
-        for (const auto& [k, v] : q.items)
+        for (const auto& [k, v] : items)
             if (k == name) text = &v;  // the last one wins, as in JSON
+        if (!text) return !required || (why = "missing required parameter", false);
         if constexpr (json::detail::is_optional<M>::value) {
-            if (!text) return out.reset(), true;
+            using V = typename M::value_type;
+            if (text->empty() && !std::is_same_v<V, std::string>) return out.reset(), true;
             return from_query_text(*text, out.emplace(), why);
         } else {
-            if (!text) return why = "missing required parameter", false;
             return from_query_text(*text, out, why);
         }
     }
+}
+
+// Fills the members of `out` (value-initialized) from `items`; on failure the JSON name of
+// the member and the reason.
+template <json::Reflected T>
+bool fill_reflected(const UrlPairs& items, T& out, std::string_view& bad, std::string& why) {
+    const auto fill = [&](const auto& f) {
+        if (fill_query_member(items, f.name, json::detail::is_required(f), out.*(f.member), why))
+            return true;
+        bad = f.name;
+        return false;
+    };
+    return std::apply([&](const auto&... f) { return (fill(f) && ...); }, json::fields_of<T>);
 }
 
 /// The value a typed parameter carries, reached with * and ->.
@@ -184,16 +238,99 @@ struct Query : detail::Holder<T> {
             return std::nullopt;
         }
         std::optional<Query> out(std::in_place);
+        std::string_view bad;
         std::string why;
-        const auto fill = [&](const auto& f) {
-            if (detail::fill_query_member(q, f.name, out->value.*(f.member), why)) return true;
-            error = detail::query_problem(f.name, why);
-            return false;
-        };
-        const bool ok =
-            std::apply([&](const auto&... f) { return (fill(f) && ...); }, json::fields_of<T>);
-        if (!ok) return std::nullopt;
-        return out;
+        if (detail::fill_reflected(q.items, out->value, bad, why)) return out;
+        error = detail::query_problem(bad, why);
+        return std::nullopt;
+    }
+};
+
+/// The name/value pairs of an application/x-www-form-urlencoded text, in order: an ordered
+/// multimap. As a handler parameter it reads the request body (415 for another Content-Type,
+/// 400 for a malformed body or more than kMaxFields pairs); it can also be built from text
+/// (FormData::parse) or pair by pair (add), e.g. from the text fields of a multipart body,
+/// and fill a reflected struct with the same rules as Form<T> (to<T>).
+class FormData {
+  public:
+    /// One decoded pair: the name and the value.
+    using value_type = std::pair<std::string, std::string>;
+    /// Iterates the pairs in the order they came.
+    using const_iterator = detail::UrlPairs::const_iterator;
+
+    /// The default bound on the number of pairs read from a body (more is a 400).
+    static constexpr std::size_t kMaxFields = 1000;
+
+    /// No pairs.
+    FormData() = default;
+    /// Decodes `urlencoded`; throws std::invalid_argument for a malformed percent escape or
+    /// more than `max_fields` pairs.
+    explicit FormData(std::string_view urlencoded, std::size_t max_fields = kMaxFields);
+
+    /// Decodes `urlencoded` without throwing: nullopt with the reason in `why`.
+    static std::optional<FormData> parse(std::string_view urlencoded, std::string& why,
+                                         std::size_t max_fields = kMaxFields);
+
+    /// Reads the body of `req` (see the class comment); nullopt with the 400/415 in `error`.
+    static std::optional<FormData> from_request(Request& req, Response& error) {
+        return from_body(req, error, kMaxFields);
+    }
+    /// from_request with another bound on the number of pairs (Form<T, MaxFields>).
+    static std::optional<FormData> from_body(Request& req, Response& error, std::size_t max_fields);
+
+    /// Appends a pair (e.g. a text field of a multipart body).
+    void add(std::string name, std::string value) {
+        items_.emplace_back(std::move(name), std::move(value));
+    }
+
+    /// The first value named `name`, or nullopt.
+    std::optional<std::string_view> get(std::string_view name) const noexcept;
+    /// Every value named `name`, in order.
+    std::vector<std::string_view> all(std::string_view name) const;
+    /// True when some pair is named `name`.
+    bool contains(std::string_view name) const noexcept { return get(name).has_value(); }
+
+    /// The number of pairs (repeated names count each time).
+    std::size_t size() const noexcept { return items_.size(); }
+    /// True when there are no pairs.
+    bool empty() const noexcept { return items_.empty(); }
+    /// The first pair.
+    const_iterator begin() const noexcept { return items_.begin(); }
+    /// Past the last pair.
+    const_iterator end() const noexcept { return items_.end(); }
+    /// The pairs, in order.
+    const detail::UrlPairs& items() const noexcept { return items_; }
+
+    /// A value-initialized T filled from the pairs (see Form<T>); nullopt with the 400 answer
+    /// (naming the field) in `error`.
+    template <json::Reflected T>
+    std::optional<T> to(Response& error) const {
+        std::optional<T> out(std::in_place);
+        std::string_view bad;
+        std::string why;
+        if (detail::fill_reflected(items_, *out, bad, why)) return out;
+        error = detail::form_problem(bad, why);
+        return std::nullopt;
+    }
+
+  private:
+    detail::UrlPairs items_;
+};
+
+/// A reflected struct filled from an application/x-www-form-urlencoded body (see above); a
+/// body of more than MaxFields pairs is a 400.
+template <json::Reflected T, std::size_t MaxFields = FormData::kMaxFields>
+struct Form : detail::Holder<T> {
+    /// Reads the body of `req`; on failure nullopt, with the 400/415 answer in `error`.
+    static std::optional<Form> from_request(Request& req, Response& error) {
+        const std::optional<FormData> data = FormData::from_body(req, error, MaxFields);
+        if (!data) return std::nullopt;
+        std::optional<Form> out(std::in_place);
+        std::string_view bad;
+        std::string why;
+        if (detail::fill_reflected(data->items(), out->value, bad, why)) return out;
+        error = detail::form_problem(bad, why);
+        return std::nullopt;
     }
 };
 
