@@ -20,7 +20,9 @@
 // when it turns out not to be one), so memory stays bounded by the part header limit however
 // large the body. The preamble before the first delimiter and the epilogue after the close
 // delimiter are ignored (but count towards max_total_size). A body that ends before the close
-// delimiter is an error.
+// delimiter is an error, and so is a delimiter followed by anything but "--", transport
+// padding and CRLF ("\r\n--boundaryX" inside a part): RFC 2046 forbids the delimiter inside
+// a part, and refusing it leaves no room for two parsers to split the body differently.
 //
 // Part headers: Content-Disposition must be `form-data` with a `name`; `filename` (a quoted
 // string in which a backslash escapes only `"` and `\`, as browsers send Windows paths) and
