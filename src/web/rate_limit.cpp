@@ -45,6 +45,11 @@ std::size_t put_key(char kind, std::string_view data, char* out) {
     return d.size() + 1;
 }
 
+bool is_v4_mapped(const unsigned char* b) noexcept {
+    static constexpr unsigned char prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return std::memcmp(b, prefix, sizeof prefix) == 0;
+}
+
 // IPv6 addresses by prefix (a /64 is one subscriber's: every address in it is one client).
 std::size_t put_address(std::string_view ip, int ipv6_prefix, char* out) {
     if (ip.empty()) return 0;
@@ -54,6 +59,10 @@ std::size_t put_address(std::string_view ip, int ipv6_prefix, char* out) {
     if (ip.size() >= sizeof text) return put_key(kOther, ip, out);
     std::memcpy(text, ip.data(), ip.size());
     if (::inet_pton(AF_INET6, text, bytes) != 1) return put_key(kOther, ip, out);
+    if (is_v4_mapped(bytes)) {  // ::ffff:192.0.2.1 is 192.0.2.1 (all of these share one /64)
+        char v4[INET_ADDRSTRLEN];
+        if (::inet_ntop(AF_INET, bytes + 12, v4, sizeof v4)) return put_key(kIpv4, v4, out);
+    }
     for (int bit = ipv6_prefix; bit < 128; ++bit)
         bytes[bit / 8] &= static_cast<unsigned char>(~(0x80u >> (bit % 8)));
     return put_key(kIpv6, std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes),

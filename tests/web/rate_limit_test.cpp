@@ -301,6 +301,13 @@ TEST(RateLimit, Ipv6AddressesGroupByPrefix) {
     EXPECT_EQ(passes(by128, a.req), 2);
     EXPECT_EQ(passes(by128, b.req), 2);
 
+    // IPv4-mapped addresses (a proxy may report them) are their IPv4 address, not one /64
+    // shared by every IPv4 client.
+    FakeRequest m1("::ffff:192.0.2.1"), m2("::ffff:192.0.2.2"), v4("192.0.2.1");
+    EXPECT_EQ(passes(by64, m1.req), 2);
+    EXPECT_EQ(passes(by64, m2.req), 2);
+    EXPECT_EQ(passes(by64, v4.req), 0);
+
     // Spellings of one address are one key.
     FakeRequest long_form("2001:0db8:0001:0002:0000:0000:0000:0001");
     EXPECT_EQ(passes(by128, long_form.req), 0);
