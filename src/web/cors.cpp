@@ -1,6 +1,7 @@
 #include "vela/web/cors.hpp"
 
 #include <cctype>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 
@@ -217,17 +218,20 @@ Cors::Cors(CorsOptions o) {
 }
 
 bool Cors::origin_allowed(std::string_view origin) const {
-    if (!is_visible(origin)) return false;
     switch (p_->mode) {
         case Policy::Mode::any:
-            return true;
+            return is_visible(origin);
         case Policy::Mode::predicate:
-            return p_->predicate(origin);
+            return is_visible(origin) && p_->predicate(origin);
         case Policy::Mode::list:
             break;
     }
+    // The configured origins are validated and lower-case, as browsers send them: a byte
+    // comparison usually decides, and a match is made of visible bytes only.
     for (const std::string& o : p_->origins)
-        if (ascii::iequals(o, origin)) return true;
+        if (o.size() == origin.size() &&
+            (std::memcmp(o.data(), origin.data(), o.size()) == 0 || ascii::iequals(o, origin)))
+            return true;
     return false;
 }
 

@@ -29,32 +29,57 @@ struct Addr {
     bool v4 = false;  // written as IPv4 (printed back that way)
 };
 
+// Dotted-decimal IPv4 as inet_pton(AF_INET) reads it (four decimal octets, no leading
+// zeros), without its copy and NUL terminator: addresses are parsed on every request.
+bool parse_v4(std::string_view s, std::uint8_t* out) noexcept {
+    std::size_t i = 0;
+    for (int part = 0; part < 4; ++part) {
+        if (part > 0) {
+            if (i >= s.size() || s[i] != '.') return false;
+            ++i;
+        }
+        const std::size_t start = i;
+        unsigned v = 0;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i - start < 3)
+            v = v * 10 + static_cast<unsigned>(s[i++] - '0');
+        if (i == start || v > 255 || (i - start > 1 && s[start] == '0')) return false;
+        out[part] = static_cast<std::uint8_t>(v);
+    }
+    return i == s.size();
+}
+
 bool parse_ip(std::string_view s, Addr& out) noexcept {
     if (s.empty() || s.size() > 45) return false;
+    if (s.find(':') == std::string_view::npos) {
+        out.b = {};
+        out.b[10] = out.b[11] = 0xff;
+        out.v4 = true;
+        return parse_v4(s, out.b.data() + 12);
+    }
     char buf[46];
     std::memcpy(buf, s.data(), s.size());
     buf[s.size()] = '\0';
-    in_addr v4{};
-    if (::inet_pton(AF_INET, buf, &v4) == 1) {
-        out.b = {};
-        out.b[10] = out.b[11] = 0xff;
-        std::memcpy(out.b.data() + 12, &v4, 4);
-        out.v4 = true;
-        return true;
-    }
     in6_addr v6{};
-    if (::inet_pton(AF_INET6, buf, &v6) == 1) {
-        std::memcpy(out.b.data(), &v6, 16);
-        out.v4 = false;
-        return true;
-    }
-    return false;
+    if (::inet_pton(AF_INET6, buf, &v6) != 1) return false;
+    std::memcpy(out.b.data(), &v6, 16);
+    out.v4 = false;
+    return true;
 }
 
-// The canonical text of `a` (inet_ntop), into `buf`.
+// The canonical text of `a` into `buf` (IPv4 by hand: inet_ntop formats it with sprintf).
 std::string_view to_text(const Addr& a, char (&buf)[INET6_ADDRSTRLEN]) noexcept {
-    const char* r = a.v4 ? ::inet_ntop(AF_INET, a.b.data() + 12, buf, sizeof buf)
-                         : ::inet_ntop(AF_INET6, a.b.data(), buf, sizeof buf);
+    if (a.v4) {
+        char* p = buf;
+        for (int i = 12; i < 16; ++i) {
+            if (i > 12) *p++ = '.';
+            const unsigned v = a.b[static_cast<std::size_t>(i)];
+            if (v >= 100) *p++ = static_cast<char>('0' + v / 100);
+            if (v >= 10) *p++ = static_cast<char>('0' + v / 10 % 10);
+            *p++ = static_cast<char>('0' + v % 10);
+        }
+        return {buf, static_cast<std::size_t>(p - buf)};
+    }
+    const char* r = ::inet_ntop(AF_INET6, a.b.data(), buf, sizeof buf);
     return r ? std::string_view(buf) : std::string_view();
 }
 
@@ -131,7 +156,8 @@ bool in_net(const Addr& a, const Net& n) noexcept {
 }
 
 void add_net(std::vector<Net>& nets, std::string_view spec) {
-    const std::string quoted = "\"" + std::string(spec) + "\"";
+    std::string quoted(1, '"');  // (not "\"" + std::string: a GCC 12 -Wrestrict false positive)
+    quoted.append(spec).push_back('"');
     std::string_view addr = spec;
     unsigned prefix = 128;
     bool has_prefix = false;
