@@ -47,8 +47,8 @@ const vela::JwtOptions& options() {
         const std::string rsa = public_pem(EVP_RSA_gen(2048));
         const std::string ec = public_pem(EVP_EC_gen("P-256"));
         o.keys = {vela::JwtKey::hs256(kSecret), vela::JwtKey::hs256(kSecret, "h"),
-                  vela::JwtKey::rs256(rsa), vela::JwtKey::rs256(rsa, "r"),
-                  vela::JwtKey::es256(ec), vela::JwtKey::es256(ec, "e")};
+                  vela::JwtKey::rs256(rsa),     vela::JwtKey::rs256(rsa, "r"),
+                  vela::JwtKey::es256(ec),      vela::JwtKey::es256(ec, "e")};
         o.audiences = {"a", "b"};
         o.issuers = {"i"};
         o.critical_headers = {"x"};
