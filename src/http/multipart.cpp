@@ -228,16 +228,16 @@ std::string sanitize_filename(std::string_view name) {
             out.append(name.substr(i, len));
         }
     }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    std::size_t lead = 0;
-    while (lead < out.size() && out[lead] == ' ') ++lead;
-    out.erase(0, lead);
-    if (out == "." || out == "..") out.clear();
     if (out.size() > 255) {  // a file system name's limit; cut at a character boundary
         std::size_t cut = 255;
         while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
         out.resize(cut);
     }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    std::size_t lead = 0;
+    while (lead < out.size() && out[lead] == ' ') ++lead;
+    out.erase(0, lead);
+    if (out == "." || out == "..") out.clear();
     return out;
 }
 
@@ -325,10 +325,20 @@ bool MultipartParser::scan(std::string_view p, std::size_t& i, MultipartHandler*
 
 MultipartParser::Result MultipartParser::feed(std::string_view p, MultipartHandler& h) {
     if (state_ == State::failed) return Result::error;
+    // Bytes past max_total_size are refused after the ones before them are parsed, so the
+    // outcome does not depend on how the body was split.
+    const std::uint64_t room = limits_.max_total_size - total_;
+    const bool over = p.size() > room;
+    if (over) p = p.substr(0, static_cast<std::size_t>(room));
     total_ += p.size();
-    if (total_ > limits_.max_total_size)
+    const Result r = parse(p, h);
+    if (over && r != Result::error)
         return fail(Status::PayloadTooLarge, "multipart body larger than " +
                                                  std::to_string(limits_.max_total_size) + " bytes");
+    return r;
+}
+
+MultipartParser::Result MultipartParser::parse(std::string_view p, MultipartHandler& h) {
     std::size_t i = 0;
     while (i < p.size()) {
         switch (state_) {

@@ -565,6 +565,26 @@ TEST(MultipartLimitsTest, AtAndOverEachLimit) {
     }
 }
 
+TEST(MultipartLimitsTest, TotalLimitOutcomeDoesNotDependOnSplitting) {
+    // Bytes past max_total_size are refused only after the ones before them were parsed: a
+    // body malformed before the limit is a 400 however it arrives, one malformed after it a
+    // 413, and a long name truncated by the limit always ends the same way.
+    const std::string early = "--Bx" + std::string(100, 'p');
+    const std::string late = field_part("a", "1") + "--Bx" + std::string(100, 'p');
+    MultipartLimits l;
+    l.max_total_size = 50;
+    for (const auto& [body, status] :
+         {std::pair{early, Status::BadRequest}, std::pair{late, Status::PayloadTooLarge}}) {
+        for (const std::vector<std::size_t>& cuts :
+             {std::vector<std::size_t>{}, every_byte(body.size()), std::vector<std::size_t>{49},
+              std::vector<std::size_t>{50}, std::vector<std::size_t>{51}}) {
+            const Outcome o = run("B", body, cuts, l);
+            EXPECT_EQ(o.result, MultipartParser::Result::error);
+            EXPECT_EQ(o.status, status) << o.message;
+        }
+    }
+}
+
 TEST(MultipartLimitsTest, DefaultsAreDocumentedValues) {
     const MultipartLimits l;
     EXPECT_EQ(l.max_parts, 100u);
@@ -662,6 +682,7 @@ TEST(MultipartFilename, SanitizeTable) {
         {"", ""},
         {std::string(300, 'a'), std::string(255, 'a')},
         {std::string(254, 'a') + "\xe2\x82\xac", std::string(254, 'a')},  // cut between bytes
+        {std::string(254, 'a') + "  tail", std::string(254, 'a')},        // cut, then trimmed
     };
     for (const auto& [in, out] : rows) EXPECT_EQ(sanitize_filename(in), out) << in;
 }

@@ -130,6 +130,7 @@ class MultipartParser {
     };
 
     Result fail(Status s, std::string message);
+    Result parse(std::string_view p, MultipartHandler& h);
     // Scans `p` from `i` for the delimiter; true when found (i is then past it).
     bool scan(std::string_view p, std::size_t& i, MultipartHandler* h);
     bool emit(std::string_view data, MultipartHandler& h);
