@@ -12,6 +12,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 
@@ -173,24 +174,74 @@ Digest sha256(std::string_view data) {
     return out;
 }
 
-Digest hmac_sha256(std::string_view key, std::string_view data) {
-    MacCtx ctx{EVP_MAC_CTX_new(algorithms().hmac)};
-    if (!ctx) fail("vela::crypto: out of memory");
-    char digest_name[] = "SHA256";
-    OSSL_PARAM params[] = {
-        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
-        OSSL_PARAM_construct_end(),
-    };
-    // A zero-length key is legal HMAC; OpenSSL wants a non-null pointer for it.
-    static const unsigned char empty = 0;
-    const unsigned char* k = key.empty() ? &empty : bytes(key);
+namespace {
+
+// An HMAC context with SHA-256 already chosen: setting the digest by name does a provider
+// lookup under a lock on every EVP_MAC_init, so each MAC starts from a copy of this instead.
+const EVP_MAC_CTX* hmac_template() {
+    static EVP_MAC_CTX* const t = [] {
+        EVP_MAC_CTX* c = EVP_MAC_CTX_new(algorithms().hmac);
+        char digest_name[] = "SHA256";
+        OSSL_PARAM params[] = {
+            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
+            OSSL_PARAM_construct_end(),
+        };
+        if (!c || EVP_MAC_CTX_set_params(c, params) != 1) fail("vela::crypto: HMAC setup failed");
+        return c;
+    }();
+    return t;
+}
+
+// A copy of `from`; EVP_MAC_CTX_dup only reads its source, so threads may share `from`.
+MacCtx dup(const EVP_MAC_CTX* from) {
+    MacCtx c{EVP_MAC_CTX_dup(from)};
+    if (!c) fail("vela::crypto: out of memory");
+    return c;
+}
+
+Digest finish(EVP_MAC_CTX* ctx, std::initializer_list<std::string_view> parts) {
+    for (std::string_view p : parts)
+        if (!p.empty() && EVP_MAC_update(ctx, bytes(p), p.size()) != 1)
+            fail("vela::crypto: HMAC-SHA256 failed");
     Digest out{};
     std::size_t len = 0;
-    if (EVP_MAC_init(ctx.get(), k, key.size(), params) != 1 ||
-        EVP_MAC_update(ctx.get(), bytes(data), data.size()) != 1 ||
-        EVP_MAC_final(ctx.get(), out.data(), &len, out.size()) != 1 || len != out.size())
+    if (EVP_MAC_final(ctx, out.data(), &len, out.size()) != 1 || len != out.size())
         fail("vela::crypto: HMAC-SHA256 failed");
     return out;
+}
+
+MacCtx keyed(std::string_view key) {
+    MacCtx ctx = dup(hmac_template());
+    // A zero-length key is legal HMAC; OpenSSL wants a non-null pointer for it.
+    static const unsigned char empty = 0;
+    if (EVP_MAC_init(ctx.get(), key.empty() ? &empty : bytes(key), key.size(), nullptr) != 1)
+        fail("vela::crypto: HMAC-SHA256 failed");
+    return ctx;
+}
+
+}  // namespace
+
+Digest hmac_sha256(std::string_view key, std::string_view data) {
+    return finish(keyed(key).get(), {data});
+}
+
+HmacSha256::HmacSha256(std::string_view key) : ctx_(keyed(key).release()) {}
+
+HmacSha256::HmacSha256(const HmacSha256& o) : ctx_(dup(o.ctx_).release()) {}
+
+HmacSha256& HmacSha256::operator=(const HmacSha256& o) {
+    if (this != &o) {
+        EVP_MAC_CTX* c = dup(o.ctx_).release();
+        EVP_MAC_CTX_free(ctx_);
+        ctx_ = c;
+    }
+    return *this;
+}
+
+HmacSha256::~HmacSha256() { EVP_MAC_CTX_free(ctx_); }
+
+Digest HmacSha256::mac(std::initializer_list<std::string_view> parts) const {
+    return finish(dup(ctx_).get(), parts);
 }
 
 bool equal_constant_time(std::string_view a, std::string_view b) noexcept {

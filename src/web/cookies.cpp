@@ -1,6 +1,7 @@
 // Signed and encrypted cookies on vela::crypto (HMAC-SHA256, AES-256-GCM, HKDF).
 #include "vela/web/cookies.hpp"
 
+#include <charconv>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -25,13 +26,11 @@ constexpr std::size_t kMaxValue = 4096;
 
 // The HMAC input: the name's length, ':', the name, then the value, so no (name, value) pair
 // spells the same bytes as another even when the name is not a token.
-crypto::Digest mac(const std::string& key, std::string_view name, std::string_view value) {
-    std::string msg = std::to_string(name.size());
-    msg.reserve(msg.size() + 1 + name.size() + value.size());
-    msg += ':';
-    msg += name;
-    msg += value;
-    return crypto::hmac_sha256(key, msg);
+crypto::Digest mac(const crypto::HmacSha256& key, std::string_view name, std::string_view value) {
+    char len[24];
+    const auto r = std::to_chars(len, len + sizeof len, name.size());
+    *r.ptr = ':';
+    return key.mac({std::string_view(len, static_cast<std::size_t>(r.ptr - len) + 1), name, value});
 }
 
 std::string_view as_view(const crypto::Digest& d) noexcept {
@@ -63,7 +62,7 @@ CookieKeys::CookieKeys(std::vector<std::string> secrets) {
             throw std::invalid_argument("CookieKeys: secret " + std::to_string(i) + " is " +
                                         std::to_string(secrets[i].size()) +
                                         " bytes; at least 32 random bytes are needed");
-        keys_.push_back(Key{crypto::derive_key(secrets[i], kSignPurpose),
+        keys_.push_back(Key{crypto::HmacSha256(crypto::derive_key(secrets[i], kSignPurpose)),
                             crypto::derive_key(secrets[i], kEncryptPurpose)});
     }
 }

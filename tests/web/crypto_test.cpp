@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 namespace vela::crypto {
 namespace {
@@ -123,6 +126,35 @@ TEST(Crypto, HmacSha256Rfc4231) {
     };
     for (std::size_t i = 0; i < std::size(cases); ++i)
         EXPECT_EQ(hex(hmac_sha256(cases[i].key, cases[i].data)), cases[i].mac) << "case " << i + 1;
+}
+
+TEST(Crypto, PreparedHmacMatchesOneShot) {
+    const HmacSha256 jefe("Jefe");
+    EXPECT_EQ(hex(jefe.mac({"what do ya want for nothing?"})),
+              "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    // Parts are concatenated; the key survives many uses and copies.
+    EXPECT_EQ(jefe.mac({"what do ya ", "", "want for nothing?"}),
+              hmac_sha256("Jefe", "what do ya want for nothing?"));
+    HmacSha256 copy = jefe;
+    EXPECT_EQ(copy.mac({"x"}), hmac_sha256("Jefe", "x"));
+    HmacSha256 other(std::string(131, '\xaa'));
+    other = jefe;
+    EXPECT_EQ(other.mac({}), hmac_sha256("Jefe", ""));
+    EXPECT_EQ(HmacSha256("").mac({}), hmac_sha256("", ""));
+}
+
+TEST(Crypto, PreparedHmacFromSeveralThreads) {
+    const HmacSha256 key(std::string(32, 'k'));
+    const Digest want = hmac_sha256(std::string(32, 'k'), "message");
+    std::vector<std::thread> threads;
+    std::atomic<int> wrong{0};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 2000; ++i)
+                if (key.mac({"mess", "age"}) != want) ++wrong;
+        });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(Crypto, HmacEmptyKeyAndData) {

