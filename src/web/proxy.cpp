@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -56,6 +57,8 @@ bool parse_ip(std::string_view s, Addr& out) noexcept {
         out.v4 = true;
         return parse_v4(s, out.b.data() + 12);
     }
+    for (char c : s)  // inet_pton would stop at an embedded NUL and accept the prefix
+        if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') return false;
     char buf[46];
     std::memcpy(buf, s.data(), s.size());
     buf[s.size()] = '\0';
