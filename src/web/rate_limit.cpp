@@ -84,18 +84,26 @@ std::uint64_t mix64(std::uint64_t x) noexcept {
     return x;
 }
 
+std::uint64_t load8(const char* p) noexcept {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+}
+
 std::uint64_t hash_key(std::string_view key, std::uint64_t seed) noexcept {
-    std::uint64_t h = seed ^ (key.size() * 0x9e3779b97f4a7c15ULL);
-    std::size_t i = 0;
-    for (; i + 8 <= key.size(); i += 8) {
-        std::uint64_t w;
-        std::memcpy(&w, key.data() + i, 8);
-        h = mix64(h ^ w) + 0x9e3779b97f4a7c15ULL;
-    }
-    if (i < key.size()) {
+    constexpr std::uint64_t k = 0x9e3779b97f4a7c15ULL;
+    const char* p = key.data();
+    const std::size_t n = key.size();
+    std::uint64_t h = seed ^ (n * k);
+    if (n >= 8) {
+        std::size_t i = 0;
+        for (; i + 8 < n; i += 8) h = mix64(h ^ load8(p + i)) + k;
+        h = mix64(h ^ load8(p + n - 8)) + k;  // the last 8 bytes (may overlap the previous word)
+    } else {
         std::uint64_t w = 0;
-        std::memcpy(&w, key.data() + i, key.size() - i);
-        h = mix64(h ^ w) + 0x9e3779b97f4a7c15ULL;
+        for (std::size_t i = 0; i < n; ++i)
+            w |= std::uint64_t(static_cast<unsigned char>(p[i])) << (8 * i);
+        h = mix64(h ^ w) + k;
     }
     return mix64(h ^ seed);
 }
@@ -313,39 +321,52 @@ RateLimiter::RateLimiter(RateLimitOptions options) : state_(std::make_shared<Sta
     s.opt = std::move(options);
 }
 
-RateLimitDecision RateLimiter::consume(std::string_view key, std::uint32_t cost) const {
+// The bucket step under the shard's lock: refill, take `cost` tokens if there, and report
+// the tokens left (and, when refused, the wait in ns; negative: it never fits).
+RateLimiter::Take RateLimiter::take(std::string_view key, std::uint32_t cost) const {
     State& s = *state_;
     const std::uint64_t h = hash_key(key, s.seed);
     Shard& sh = s.shard_of(h);
     const std::int64_t t = s.now();
 
-    RateLimitDecision d;
     std::lock_guard lock(sh.mu);
     auto it = sh.map.find(Probe{key, static_cast<std::size_t>(h)});
     if (it == sh.map.end()) {
         s.make_room(sh, t);
         it = sh.map.emplace(std::string(key), Bucket{s.burst, t, nullptr, nullptr}).first;
+        sh.push_newest(*it);
     } else {
         Bucket& b = it->second;
         b.tokens = s.level(b, t);
         b.updated = std::max(b.updated, t);
-        sh.unlink(*it);
+        if (sh.newest != &*it) {
+            sh.unlink(*it);
+            sh.push_newest(*it);
+        }
     }
-    sh.push_newest(*it);
 
     Bucket& b = it->second;
-    if (cost > s.burst) {
-        d.allowed = false;  // it never fits: no Retry-After
-    } else if (b.tokens + s.eps >= cost) {
+    if (cost > s.burst) return {false, b.tokens, -1.0};  // it never fits
+    if (b.tokens + s.eps >= cost) {
         b.tokens = std::max(0.0, b.tokens - cost);
-    } else {
-        d.allowed = false;
-        d.retry_after =
-            std::max<std::uint32_t>(1, ceil_seconds((cost - b.tokens) * s.ns_per_token));
+        return {true, b.tokens, 0.0};
     }
-    d.remaining = saturate(std::floor(b.tokens + s.eps));
-    d.reset = s.seconds_until_full(b.tokens);
+    return {false, b.tokens, (cost - b.tokens) * s.ns_per_token};
+}
+
+RateLimitDecision RateLimiter::decide(const Take& r) const {
+    const State& s = *state_;
+    RateLimitDecision d;
+    d.allowed = r.allowed;
+    d.remaining = saturate(std::floor(r.tokens + s.eps));
+    d.reset = s.seconds_until_full(r.tokens);
+    if (!r.allowed && r.wait_ns >= 0)
+        d.retry_after = std::max<std::uint32_t>(1, ceil_seconds(r.wait_ns));
     return d;
+}
+
+RateLimitDecision RateLimiter::consume(std::string_view key, std::uint32_t cost) const {
+    return decide(take(key, cost));
 }
 
 std::optional<Response> RateLimiter::operator()(Request& req) const {
@@ -354,9 +375,10 @@ std::optional<Response> RateLimiter::operator()(Request& req) const {
     const std::size_t n = s.opt.key.extract(req, key);
     if (n == 0) return std::nullopt;
     const std::uint32_t cost = s.opt.cost_of ? s.opt.cost_of(req) : s.opt.cost;
-    const RateLimitDecision d = consume(std::string_view(key, n), cost);
-    if (!d.allowed) return refusal(d);
+    const Take r = take(std::string_view(key, n), cost);
+    if (!r.allowed) return refusal(decide(r));
     if (s.opt.headers && s.record.load(std::memory_order_relaxed)) {
+        const RateLimitDecision d = decide(r);
         // The RateLimit item, left for headers() on the way out: "name";r=<left>;t=<reset>.
         char item[96];
         char* p = item;

@@ -178,6 +178,13 @@ class RateLimiter {
 
   private:
     friend class RateLimitHeaders;
+    struct Take {
+        bool allowed;
+        double tokens;   // left in the bucket
+        double wait_ns;  // refused: until the cost is there; negative: never
+    };
+    Take take(std::string_view key, std::uint32_t cost) const;
+    RateLimitDecision decide(const Take& r) const;
     std::shared_ptr<State> state_;
 };
 
