@@ -19,7 +19,23 @@ namespace detail {
 
 namespace {
 
-Task<Response> sync_as_task(const HandlerFn& h, Request& req) { co_return h.sync(req); }
+// The handler at the end of an asynchronous chain: its exception becomes the error answer
+// here, so the middleware around it sees a response.
+Task<Response> handler_step(const Endpoint& ep, Request& req) {
+    Response r;
+    std::exception_ptr error;
+    try {
+        if (ep.handler.is_async())
+            r = co_await ep.handler.async(req);
+        else
+            r = ep.handler.sync(req);
+    } catch (...) {
+        error = std::current_exception();
+    }
+    if (error) r = ep.app->exception_answer(error, req);
+    ep.app->complete_error(req, r);
+    co_return r;
+}
 
 Task<Response> before_step(const Middleware& mw, const Endpoint& ep, std::size_t i, Request& req) {
     if (std::optional<Response> r = mw.before(req)) co_return std::move(*r);
@@ -32,25 +48,43 @@ Task<Response> after_step(const Middleware& mw, const Endpoint& ep, std::size_t 
     co_return r;
 }
 
+Task<Response> hooks_step(const Middleware& mw, const Endpoint& ep, std::size_t i, Request& req) {
+    std::optional<Response> early;
+    if (mw.before) early = mw.before(req);
+    Response r;
+    if (early)
+        r = std::move(*early);
+    else
+        r = co_await run_chain(ep, i + 1, req);  // (not in a ?: : GCC 12 miscompiles that)
+    if (mw.after) mw.after(req, r);
+    co_return r;
+}
+
 // The synchronous path: plain calls, no frames. Before hooks in order (one may answer
 // early), the handler, then the after hooks of the middleware that ran, innermost first.
 void run_sync(const Endpoint& ep, Request& req, Response& out) {
     const std::size_t n = ep.chain.size();
     std::size_t ran = 0;
     bool answered = false;
-    for (; ran < n; ++ran) {
-        const Middleware& mw = *ep.chain[ran];
-        if (mw.kind != Middleware::Kind::before) continue;
-        if (std::optional<Response> r = mw.before(req)) {
-            out = std::move(*r);
-            answered = true;
-            break;
+    try {
+        for (; ran < n; ++ran) {
+            const Middleware& mw = *ep.chain[ran];
+            if (mw.kind == Middleware::Kind::after || !mw.before) continue;
+            if (std::optional<Response> r = mw.before(req)) {
+                out = std::move(*r);
+                answered = true;
+                ++ran;  // its own after hook (Hooks) runs
+                break;
+            }
         }
+        if (!answered) out = ep.handler.sync(req);
+    } catch (...) {  // the after hooks of what ran see the error answer
+        out = ep.app->exception_answer(std::current_exception(), req);
     }
-    if (!answered) out = ep.handler.sync(req);
+    ep.app->complete_error(req, out);
     for (std::size_t j = ran; j-- > 0;) {
         const Middleware& mw = *ep.chain[j];
-        if (mw.kind == Middleware::Kind::after) mw.after(req, out);
+        if (mw.kind != Middleware::Kind::before && mw.after) mw.after(req, out);
     }
 }
 
@@ -59,14 +93,19 @@ void run_sync(const Endpoint& ep, Request& req, Response& out) {
 // Runs the chain from middleware `index` on: each step is the middleware's own coroutine
 // (onion) or a small step coroutine around a synchronous hook; the end is the handler.
 Task<Response> run_chain(const Endpoint& ep, std::size_t index, Request& req) {
-    if (index == ep.chain.size())
-        return ep.handler.is_async() ? ep.handler.async(req) : sync_as_task(ep.handler, req);
+    if (index == ep.chain.size()) {
+        if (ep.chain.empty() && ep.handler.is_async())
+            return ep.handler.async(req);  // dispatch maps its errors
+        return handler_step(ep, req);
+    }
     const Middleware& mw = *ep.chain[index];
     switch (mw.kind) {
         case Middleware::Kind::onion:
             return mw.onion(req, Next(ep, index + 1, req));
         case Middleware::Kind::before:
             return before_step(mw, ep, index, req);
+        case Middleware::Kind::hooks:
+            return hooks_step(mw, ep, index, req);
         case Middleware::Kind::after:
             break;
     }
@@ -164,7 +203,7 @@ void App::add_route(Method m, std::string_view pattern, HandlerFn h, detail::Gro
     check_not_started("routes");
     auto id = static_cast<std::int32_t>(endpoints_.size());
     router_.add(m, pattern, id);
-    endpoints_.push_back(detail::Endpoint{std::move(h), g, {}, true});
+    endpoints_.push_back(detail::Endpoint{std::move(h), g, this, {}, true});
 }
 
 // Resolves each route's middleware chain: global first, then outer to inner groups.
@@ -175,13 +214,14 @@ void App::freeze() {
     for (detail::GroupData& g : groups_) {
         HandlerFn h;
         h.sync = [this](Request& req) { return answer_unrouted(req); };
-        endpoints_.push_back(detail::Endpoint{std::move(h), &g, {}, true});
+        endpoints_.push_back(detail::Endpoint{std::move(h), &g, this, {}, true});
         g.fallback = &endpoints_.back();
     }
     for (detail::Endpoint& ep : endpoints_) {
         std::vector<detail::GroupData*> path;
         for (detail::GroupData* g = ep.group; g; g = g->parent) path.insert(path.begin(), g);
         ep.chain.clear();
+        ep.app = this;
         ep.all_sync = !ep.handler.is_async();
         for (detail::GroupData* g : path) {
             for (const Middleware& mw : g->middleware) {
@@ -274,7 +314,7 @@ std::string html_escape(std::string_view s) {
 void App::fill_error_body(const Request* req, Response& r, std::string_view detail) const {
     if (error_pages_.render) {
         try {
-            error_pages_.render(req, r);
+            error_pages_.render(req, r, detail);
         } catch (const std::exception& e) {
             log::error("error page renderer for {} threw: {}", static_cast<int>(r.status()),
                        e.what());
@@ -358,19 +398,17 @@ bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
     if (ep->all_sync) {
         try {
             detail::run_sync(*ep, req, out);
-        } catch (...) {
+        } catch (...) {  // from an after hook
             out = exception_answer(std::current_exception(), req);
         }
-        if (static_cast<int>(out.status()) >= 400 && out.is_bare()) [[unlikely]]
-            fill_error_body(&req, out, {});
+        complete_error(req, out);
         return true;
     }
     std::coroutine_handle<> work =
         vela::start(detail::run_chain(*ep, 0, req),
                     [this, &sink, &req](std::optional<Response> v, std::exception_ptr e) {
                         Response r = e ? exception_answer(e, req) : std::move(*v);
-                        if (static_cast<int>(r.status()) >= 400 && r.is_bare())
-                            fill_error_body(&req, r, {});
+                        complete_error(req, r);
                         sink.complete(std::move(r));
                     });
     sink.pending(work);

@@ -54,9 +54,10 @@ struct ErrorPages {
     /// The built-in format.
     ErrorFormat format = ErrorFormat::text;
     /// When set, writes every error answer's body instead: called with the request (nullptr
-    /// when the server could not read one) and a Response holding the status and headers
-    /// (Allow, Retry-After...); set its body and Content-Type. Left bare, `format` applies.
-    std::function<void(const Request*, Response&)> render;
+    /// when the server could not read one), a Response holding the status and headers
+    /// (Allow, Retry-After...) and the detail meant for the client (an HttpError's message,
+    /// often empty); set its body and Content-Type. Left bare, `format` applies.
+    std::function<void(const Request*, Response&, std::string_view detail)> render{};
 };
 
 namespace detail {
@@ -73,6 +74,7 @@ struct GroupData {
 struct Endpoint {
     HandlerFn handler;
     GroupData* group = nullptr;
+    const App* app = nullptr;              // set when the app starts
     std::vector<const Middleware*> chain;  // resolved when the app starts
     bool all_sync = true;
     bool stream_body = false;  // reads its request body as it arrives (App::streaming)
@@ -81,7 +83,12 @@ struct Endpoint {
 template <class F>
 Middleware make_middleware(F&& f) {
     Middleware m{};
-    if constexpr (std::is_invocable_v<F&, Request&, Next>) {
+    if constexpr (std::is_convertible_v<F&&, Hooks>) {
+        Hooks h = std::forward<F>(f);
+        m.kind = Middleware::Kind::hooks;
+        m.before = std::move(h.before);
+        m.after = std::move(h.after);
+    } else if constexpr (std::is_invocable_v<F&, Request&, Next>) {
         m.kind = Middleware::Kind::onion;
         m.onion = std::forward<F>(f);
     } else if constexpr (std::is_invocable_v<F&, Request&, Response&>) {
@@ -255,6 +262,16 @@ class App {
     /// The error answer this app gives for status `s` (with `detail` for the client, may be
     /// empty), as its error_pages say; `req` may be nullptr.
     Response error_answer(Status s, const Request* req, std::string_view detail = {}) const;
+    /// The answer to an exception that escaped a handler: an HttpError's status and detail,
+    /// anything else a logged 500 (its message shown only with debug_errors). Middleware
+    /// sees this answer (an access log logs it, CORS headers go on it).
+    Response exception_answer(std::exception_ptr e, const Request& req) const;
+    /// Gives `r` the error body of its status when it is an error (>= 400) without a body
+    /// (what `return vela::Status::NotFound;` makes).
+    void complete_error(const Request& req, Response& r) const {
+        if (static_cast<int>(r.status()) >= 400 && r.is_bare()) [[unlikely]]
+            fill_error_body(&req, r, {});
+    }
 
     /// Server settings (limits, timeouts, connection cap); change before run()/start().
     ServerOptions& options() noexcept { return options_; }
@@ -306,7 +323,6 @@ class App {
     Response answer_unrouted(Request& req) const;
     const detail::Endpoint* fallback_for(Request& req, const Router::Match& m) const;
     void fill_error_body(const Request* req, Response& r, std::string_view detail) const;
-    Response exception_answer(std::exception_ptr e, const Request& req) const;
 
     ServerOptions options_;
     Router router_;

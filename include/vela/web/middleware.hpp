@@ -19,6 +19,10 @@
 //  * Before hook (synchronous): `void(Request&)` or `std::optional<Response>(Request&)`;
 //    returning a Response short-circuits.
 //  * After hook (synchronous): `void(Request&, Response&)`.
+//  * Hooks: a `vela::Hooks` with a before and an after hook installed as one middleware
+//    (the after hook runs only when the before hook did; vela's own middleware such as
+//    cors(), request_id() and access_log() converts to Hooks, so app.use(vela::cors(...))
+//    keeps a route synchronous).
 //
 // When every middleware on a route and its handler are synchronous, the request runs as
 // plain function calls: no coroutine frame, no allocation.
@@ -54,10 +58,18 @@ class Next {
     Request* req_;
 };
 
-/// One middleware of any of the three shapes.
+/// A before hook and an after hook that form one middleware (either may be empty).
+struct Hooks {
+    /// Runs on the way in; returning a Response short-circuits (the after hook still runs).
+    std::function<std::optional<Response>(Request&)> before;
+    /// Runs on the way out, on the response of the rest of the chain (or of `before`).
+    std::function<void(Request&, Response&)> after;
+};
+
+/// One middleware of any of the shapes.
 struct Middleware {
-    /// The shape, which names the member below that is set.
-    enum class Kind : std::uint8_t { onion, before, after } kind;
+    /// The shape, which names the members below that are set (hooks: before and/or after).
+    enum class Kind : std::uint8_t { onion, before, after, hooks } kind;
     /// The onion shape: runs around the rest of the chain.
     std::function<Task<Response>(Request&, Next)> onion;
     /// The before hook; returning a Response short-circuits.
