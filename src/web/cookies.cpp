@@ -67,6 +67,9 @@ CookieKeys::CookieKeys(std::vector<std::string> secrets) {
     }
 }
 
+CookieKeys::CookieKeys(std::initializer_list<std::string_view> secrets)
+    : CookieKeys(std::vector<std::string>(secrets.begin(), secrets.end())) {}
+
 CookieKeys::CookieKeys(std::string_view secret)
     : CookieKeys(std::vector<std::string>{std::string(secret)}) {}
 

@@ -44,6 +44,15 @@ TEST(CookieKeys, SecretChecks) {
                   "CookieKeys: secret 1 is 9 bytes; at least 32 random bytes are needed");
     }
     EXPECT_EQ(CookieKeys(std::vector<std::string>{kNew, kOld}).size(), 2u);
+    // The spellings a caller writes: braces pick the list, one secret the single-secret form.
+    const char* env = "0123456789abcdef0123456789abcdef";
+    EXPECT_EQ(CookieKeys({env}).size(), 1u);
+    EXPECT_EQ(CookieKeys({kNew, kOld}).size(), 2u);
+    EXPECT_EQ(CookieKeys({kNew, std::string_view(env)}).size(), 2u);
+    EXPECT_EQ(CookieKeys(kNew).size(), 1u);
+    EXPECT_EQ(CookieKeys(env).sign("a", "b"), CookieKeys({env}).sign("a", "b"));
+    EXPECT_THROW(CookieKeys({kNew, "short"}), std::invalid_argument);
+    EXPECT_THROW(CookieKeys(std::initializer_list<std::string_view>{}), std::invalid_argument);
 }
 
 TEST(CookieKeys, SignShapeAndRoundTrip) {

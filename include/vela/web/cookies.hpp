@@ -2,7 +2,7 @@
 // Signed and encrypted cookies: values the client stores but cannot forge (signed) or read
 // (encrypted), under keys derived from server secrets.
 //
-//     vela::CookieKeys keys({std::getenv("COOKIE_SECRET")});   // >= 32 bytes, newest first
+//     vela::CookieKeys keys({new_secret, old_secret});   // each >= 32 bytes, newest first
 //
 //     app.get("/login", [&](vela::Request&) {
 //         vela::Response res;
@@ -28,6 +28,7 @@
 // Neither carries an expiry of its own: a client may replay an old value for as long as the
 // keys verify it. Put a timestamp in the value when that matters.
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,8 @@ class CookieKeys {
     /// Keys from `secrets`, newest first. Throws std::invalid_argument when the list is empty
     /// or a secret is shorter than 32 bytes (use e.g. crypto::random_token(32), 43 chars).
     explicit CookieKeys(std::vector<std::string> secrets);
+    /// Keys from secrets written in place, newest first: `CookieKeys keys({new_s, old_s})`.
+    CookieKeys(std::initializer_list<std::string_view> secrets);
     /// Keys from a single secret.
     explicit CookieKeys(std::string_view secret);
 
