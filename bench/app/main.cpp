@@ -10,13 +10,18 @@
 // The json and echo scenarios use vela's JSON: reflected structs serialized per request, and
 // the echo body parsed into a struct (simdjson) and written back.
 //
+// The session scenario signs in once (POST /session/login) and reads GET /session/me with
+// the cookie: sessions() with its memory store.
+//
 // bench/ws/run uses the rest: POST /api/echo/raw answers the body as it came (the HTTP
 // baseline), /ws/echo sends every WebSocket message back, /ws/room broadcasts every message
 // to the other members of one room; permessage-deflate is off on both, as for the peer.
 
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -47,6 +52,13 @@ struct Person {
     std::string email;
 };
 VELA_REFLECT(Person, name, age, email)
+
+// GET /session/me: what the session says of its visitor.
+struct Me {
+    std::string user;
+    std::int64_t since = 0;
+};
+VELA_REFLECT(Me, user, since)
 
 constexpr std::string_view kUsage =
     "usage: vela_bench_app [--port N] [--threads N] [--host ADDR]\n"
@@ -114,6 +126,24 @@ int main(int argc, char** argv) {
     app.get("/api/status", [] { return Status{"running", "vela"}; });
 
     app.post("/api/echo", [](vela::Json<Person> body) { return body; });
+
+    // The session scenario: POST /session/login signs a visitor in (sets the cookie), GET
+    // /session/me reads it back as JSON (the memory store; a read leaves the session unsaved).
+    auto sessions = app.group("/session");
+    sessions.use(vela::sessions());
+    sessions.post("/login", [](vela::Request& req) {
+        vela::Session& s = vela::session(req);
+        s.regenerate();
+        s.set("user", std::string("bench"));
+        s.set("since", std::int64_t{1764547200});
+        return "signed in";
+    });
+    sessions.get("/me", [](vela::Request& req) -> vela::Response {
+        vela::Session& s = vela::session(req);
+        std::optional<std::string> user = s.get<std::string>("user");
+        if (!user) return vela::Status::Unauthorized;
+        return vela::json_response(Me{std::move(*user), s.get<std::int64_t>("since").value_or(0)});
+    });
 
     app.post("/api/echo/raw", [](vela::Request& req) {
         return vela::Response::with_body(vela::Status::OK, std::string(req.body()),

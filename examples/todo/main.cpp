@@ -169,31 +169,7 @@ class Store {
 
 // ---- pages ----------------------------------------------------------------------------------
 
-std::string escape(std::string_view s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '&':
-                out += "&amp;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&#39;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
+std::string escape(std::string_view s) { return vela::html_escape(s); }
 
 std::string page(std::string_view title, std::string_view body) {
     return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + escape(title) +

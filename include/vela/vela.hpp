@@ -2,10 +2,11 @@
 // vela: everything a typical application includes.
 
 #include "vela/async/task.hpp"
+#include "vela/base/html.hpp"
 #include "vela/base/log.hpp"
+#include "vela/crypto/crypto.hpp"
 #include "vela/files/file_cache.hpp"
 #include "vela/files/static_files.hpp"
-#include "vela/crypto/crypto.hpp"
 #include "vela/http/cookie.hpp"
 #include "vela/http/method.hpp"
 #include "vela/http/request.hpp"
@@ -18,9 +19,9 @@
 #include "vela/server/stream.hpp"
 #include "vela/server/websocket.hpp"
 #include "vela/tls/context.hpp"
+#include "vela/web/access_log.hpp"
 #include "vela/web/app.hpp"
 #include "vela/web/compression.hpp"
-#include "vela/web/access_log.hpp"
 #include "vela/web/cookies.hpp"
 #include "vela/web/cors.hpp"
 #include "vela/web/extract.hpp"

@@ -1,5 +1,7 @@
 #include "vela/files/static_files.hpp"
 
+#include "vela/base/html.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -47,33 +49,6 @@ std::string encode_path(std::string_view path) {
             out.push_back('%');
             out.push_back(hex[c >> 4]);
             out.push_back(hex[c & 15]);
-        }
-    }
-    return out;
-}
-
-std::string escape_html(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (char c : s) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&#39;";
-                break;
-            default:
-                out.push_back(c);
         }
     }
     return out;
@@ -322,12 +297,12 @@ Response StaticFiles::serve_directory(const Request& req, const std::string& rel
     std::string html = fmt::format(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Index of {0}</title></head>\n"
         "<body><h1>Index of {0}</h1>\n<ul>\n",
-        escape_html(here));
+        html_escape(here));
     if (!rel.empty()) html += "<li><a href=\"../\">../</a></li>\n";
     for (const auto& [n, is_dir] : entries) {
         const std::string shown = fmt::format("{}{}", n, is_dir ? "/" : "");
-        html += fmt::format("<li><a href=\"{}\">{}</a></li>\n", escape_html(encode_path(shown)),
-                            escape_html(shown));
+        html += fmt::format("<li><a href=\"{}\">{}</a></li>\n", html_escape(encode_path(shown)),
+                            html_escape(shown));
     }
     html += "</ul></body></html>\n";
     res = Response::html(std::move(html));

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <utility>
 
+#include "vela/base/html.hpp"
 #include "vela/base/log.hpp"
 #include "vela/web/extract.hpp"
 #include "vela/web/http_error.hpp"
@@ -282,34 +283,6 @@ App& App::error_pages(ErrorPages pages) {
     return *this;
 }
 
-namespace {
-std::string html_escape(std::string_view s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '&':
-                out += "&amp;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&#39;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
-}  // namespace
-
 // Gives a bare error response its body: the user's renderer, else the chosen format.
 void App::fill_error_body(const Request* req, Response& r, std::string_view detail) const {
     if (error_pages_.render) {
@@ -398,10 +371,9 @@ bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
     if (ep->all_sync) {
         try {
             detail::run_sync(*ep, req, out);
-        } catch (...) {  // from an after hook
+        } catch (...) {  // from an after hook (run_sync completed the rest)
             out = exception_answer(std::current_exception(), req);
         }
-        complete_error(req, out);
         return true;
     }
     std::coroutine_handle<> work =

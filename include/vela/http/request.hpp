@@ -183,8 +183,9 @@ class Request {
     void set_version(int v) noexcept { version_ = v; }
     /// Sets the host.
     void set_host(std::string_view h) noexcept { host_ = h; }
-    /// Points at the connection's information (the server does, once per connection).
-    void set_connection(const ConnectionInfo* c) noexcept { conn_ = c ? c : &kNoConnection; }
+    /// Points at the connection's information (not null), which must outlive the request
+    /// (the server does, whenever a connection borrows a Request).
+    void set_connection(const ConnectionInfo* c) noexcept { conn_ = c; }
     /// Sets the decoded body.
     void set_body(std::string_view b) noexcept { body_ = b; }
     /// Replaces the body with `b`, kept by the request (e.g. a decompressed body).
