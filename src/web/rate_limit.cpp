@@ -246,7 +246,7 @@ struct RateLimiter::State {
     std::size_t per_shard = 0;  // keys per shard
     std::unique_ptr<Shard[]> shards;
     std::string policy;    // RateLimit-Policy value
-    std::string attr_key;  // request attribute the before hook leaves for headers()
+    std::string attr_key;  // request attribute the before hook leaves for the after hook
     std::atomic<bool> record{false};
 
     std::int64_t now() const {
@@ -379,7 +379,7 @@ std::optional<Response> RateLimiter::operator()(Request& req) const {
     if (!r.allowed) return refusal(decide(r));
     if (s.opt.headers && s.record.load(std::memory_order_relaxed)) {
         const RateLimitDecision d = decide(r);
-        // The RateLimit item, left for headers() on the way out: "name";r=<left>;t=<reset>.
+        // The RateLimit item, left for the after hook on the way out: "name";r=<left>;t=<reset>.
         char item[96];
         char* p = item;
         *p++ = '"';
@@ -420,9 +420,21 @@ Response RateLimiter::refusal(const RateLimitDecision& d) const {
     return r;
 }
 
-RateLimitHeaders RateLimiter::headers() const {
-    state_->record.store(true, std::memory_order_relaxed);
-    return RateLimitHeaders(state_);
+RateLimiter::operator Hooks() const {
+    Hooks h;
+    h.before = *this;
+    if (state_->opt.headers) {
+        state_->record.store(true, std::memory_order_relaxed);
+        // Adds the item the before hook recorded; a refusal (its own fields) and a request
+        // this limiter did not count (an empty key) have none.
+        h.after = [s = std::shared_ptr<const State>(state_)](Request& req, Response& res) {
+            const std::optional<std::string_view> item = req.attribute(s->attr_key);
+            if (!item) return;
+            res.add_header("RateLimit-Policy", s->policy);
+            res.add_header("RateLimit", *item);
+        };
+    }
+    return h;
 }
 
 std::size_t RateLimiter::size() const {
@@ -439,13 +451,5 @@ std::size_t RateLimiter::capacity() const noexcept {
 }
 
 const std::string& RateLimiter::policy() const noexcept { return state_->policy; }
-
-void RateLimitHeaders::operator()(Request& req, Response& res) const {
-    if (!state_->opt.headers) return;
-    const std::optional<std::string_view> item = req.attribute(state_->attr_key);
-    if (!item) return;
-    res.add_header("RateLimit-Policy", state_->policy);
-    res.add_header("RateLimit", *item);
-}
 
 }  // namespace vela

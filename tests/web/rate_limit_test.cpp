@@ -1,6 +1,6 @@
 // Rate limiter: bucket math on a fake clock (burst, refill, Retry-After and reset rounding,
 // cost), the keys (client address with IPv6 prefixes, header with its fallback, functions,
-// long keys), the before hook's 429 and the headers() after hook, the memory bound under a
+// long keys), the before hook's 429 and the after hook of the Hooks pair, the memory bound under a
 // million distinct keys, and four threads on one limiter (run under TSan too).
 
 #include "vela/web/rate_limit.hpp"
@@ -205,40 +205,50 @@ TEST(RateLimit, HeadersOffKeepsRetryAfterOnly) {
     RateLimitOptions o = opts(1, 1min, 1, clock);
     o.headers = false;
     const RateLimiter rl(std::move(o));
-    const RateLimitHeaders after = rl.headers();
+    const Hooks hooks = rl;
+    EXPECT_FALSE(hooks.after);  // nothing to add to allowed answers
     FakeRequest a("192.0.2.7");
-    EXPECT_FALSE(rl(a.req).has_value());
-    Response ok;
-    after(a.req, ok);
-    EXPECT_TRUE(ok.header("RateLimit").empty());
-    const std::optional<Response> r = rl(a.req);
+    EXPECT_FALSE(hooks.before(a.req).has_value());
+    const std::optional<Response> r = hooks.before(a.req);
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->header("Retry-After"), "60");
     EXPECT_TRUE(r->header("RateLimit").empty());
     EXPECT_TRUE(r->header("RateLimit-Policy").empty());
 }
 
-TEST(RateLimit, HeadersAfterHookOnAllowedAnswers) {
+TEST(RateLimit, AfterHookAddsTheFieldsToAllowedAnswers) {
     FakeClock clock;
     const RateLimiter rl(opts(3, 3s, 3, clock));
     FakeRequest a("192.0.2.7");
-    EXPECT_FALSE(rl(a.req).has_value());  // headers() not asked for yet: nothing recorded
-    const RateLimitHeaders after = rl.headers();
+    EXPECT_FALSE(rl(a.req).has_value());  // not installed as Hooks yet: nothing recorded
+    const Hooks hooks = rl;
+    ASSERT_TRUE(hooks.before && hooks.after);
     Response before_install("hello");
-    after(a.req, before_install);
+    hooks.after(a.req, before_install);
     EXPECT_TRUE(before_install.header("RateLimit").empty());
 
     a.req.reset();
-    EXPECT_FALSE(rl(a.req).has_value());
+    EXPECT_FALSE(hooks.before(a.req).has_value());
     Response res("hello");
-    after(a.req, res);
+    hooks.after(a.req, res);
     EXPECT_EQ(res.header("RateLimit-Policy"), "\"default\";q=3;w=3");
     EXPECT_EQ(res.header("RateLimit"), "\"default\";r=1;t=2");
+
+    // The after hook also runs on the before hook's own 429: no second set of fields.
+    a.req.reset();
+    EXPECT_FALSE(hooks.before(a.req).has_value());
+    a.req.reset();
+    std::optional<Response> refused = hooks.before(a.req);
+    ASSERT_TRUE(refused.has_value());
+    hooks.after(a.req, *refused);
+    const std::string block(refused->header_block());
+    EXPECT_EQ(block.find("RateLimit:"), block.rfind("RateLimit:")) << block;
+    EXPECT_NE(block.find("RateLimit: \"default\";r=0;t=3"), std::string::npos) << block;
 
     // A request this limiter did not count gets nothing.
     FakeRequest other("192.0.2.8");
     Response plain("x");
-    after(other.req, plain);
+    hooks.after(other.req, plain);
     EXPECT_TRUE(plain.header("RateLimit").empty());
 }
 
@@ -248,13 +258,13 @@ TEST(RateLimit, TwoLimitersOnOneRequestKeepTheirOwnFields) {
     o1.name = "second";
     o2.name = "minute";
     const RateLimiter a(std::move(o1)), b(std::move(o2));
-    const RateLimitHeaders ha = a.headers(), hb = b.headers();
+    const Hooks ha = a, hb = b;
     FakeRequest r("192.0.2.7");
-    EXPECT_FALSE(a(r.req).has_value());
-    EXPECT_FALSE(b(r.req).has_value());
+    EXPECT_FALSE(ha.before(r.req).has_value());
+    EXPECT_FALSE(hb.before(r.req).has_value());
     Response res;
-    ha(r.req, res);
-    hb(r.req, res);
+    hb.after(r.req, res);
+    ha.after(r.req, res);
     const std::string block(res.header_block());
     EXPECT_NE(block.find("RateLimit: \"second\";r=9;t=1"), std::string::npos) << block;
     EXPECT_NE(block.find("RateLimit: \"minute\";r=99;t=1"), std::string::npos) << block;
@@ -427,7 +437,7 @@ TEST(RateLimit, FourThreadsOnDistinctKeysWithEvictionAndAClock) {
     RateLimitOptions o = opts(5, 1s, 5, clock);
     o.max_keys = 256;
     const RateLimiter rl(std::move(o));
-    const RateLimitHeaders after = rl.headers();
+    const Hooks hooks = rl;
     std::atomic<int> refused{0};
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t)
@@ -437,11 +447,11 @@ TEST(RateLimit, FourThreadsOnDistinctKeysWithEvictionAndAClock) {
                 if (i % 100 == 0) clock.advance(1ms);
                 rl.consume("t" + std::to_string(t) + "-" + std::to_string(i % 500));
                 req.req.reset();
-                if (std::optional<Response> r = rl(req.req)) {
+                if (std::optional<Response> r = hooks.before(req.req)) {
                     refused.fetch_add(1, std::memory_order_relaxed);
                 } else {
                     Response res;
-                    after(req.req, res);
+                    hooks.after(req.req, res);
                 }
                 if (i % 1000 == 0) (void)rl.size();
             }

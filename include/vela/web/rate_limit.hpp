@@ -1,14 +1,14 @@
 #pragma once
 // Rate limiting: a token bucket per key (client address, a header's value, or your own
-// function), as a synchronous before hook.
+// function), as synchronous hooks (a route that uses it stays free of coroutine frames).
 //
 //     // 100 requests a minute per client address, bursts up to 20, on every route:
 //     app.use(vela::rate_limit({.rate = 100, .period = std::chrono::minutes(1), .burst = 20}));
 //
-//     // 5 login attempts a minute per address on one route (routes get middleware through
-//     // groups); the RateLimit fields also on allowed answers:
-//     auto login = vela::rate_limit({.rate = 5, .period = std::chrono::minutes(1), .name =
-//     "login"}); app.group("/login").use(login).use(login.headers()).post("", do_login);
+//     // 5 login attempts a minute per address on one route (routes get middleware
+//     // through groups):
+//     auto login = vela::rate_limit({.rate = 5, .period = std::chrono::minutes(1)});
+//     app.group("/login").use(login).post("", do_login);
 //
 //     // one limiter (one set of buckets) shared by several groups, keyed by API key:
 //     auto api = vela::rate_limit({.rate = 1000, .period = std::chrono::hours(1),
@@ -21,9 +21,10 @@
 // Requests, a problem+json body, Retry-After (whole seconds, rounded up) and the RateLimit
 // fields; a refused request takes nothing. The fields follow
 // draft-ietf-httpapi-ratelimit-headers-09: `RateLimit-Policy: "name";q=<burst>;w=<seconds to
-// refill an empty bucket>` and `RateLimit: "name";r=<tokens left>;t=<seconds until full>`.
-// A before hook cannot touch the answer of a request it lets through, so allowed answers get
-// the fields only where `limiter.headers()` (an after hook) is installed too.
+// refill an empty bucket>` and `RateLimit: "name";r=<tokens left>;t=<seconds until full>`,
+// on refusals and on the answers of requests the limiter let through (options.headers).
+// Installed with use(), a limiter is a vela::Hooks pair: the before hook counts and refuses,
+// the after hook adds the fields to allowed answers.
 //
 // Threads: a RateLimiter is a handle; copies share one table of buckets, which every loop
 // uses at once. The table is split into shards by a seeded hash of the key, each shard with
@@ -51,6 +52,7 @@
 
 #include "vela/http/request.hpp"
 #include "vela/http/response.hpp"
+#include "vela/web/middleware.hpp"
 
 namespace vela {
 
@@ -124,8 +126,8 @@ struct RateLimitOptions {
     std::size_t shards = 0;
     /// The policy's name in the RateLimit fields: 1-64 characters of A-Z a-z 0-9 - _ . :
     std::string name = "default";
-    /// Send RateLimit-Policy and RateLimit (on 429s, and through headers()); Retry-After is
-    /// always sent on a 429.
+    /// Send RateLimit-Policy and RateLimit on 429s and on allowed answers; false: neither
+    /// (Retry-After is always sent on a 429).
     bool headers = true;
     /// The monotonic clock (tests inject a fake one); empty: std::chrono::steady_clock.
     std::function<std::chrono::steady_clock::time_point()> clock{};
@@ -144,8 +146,6 @@ struct RateLimitDecision {
     std::uint32_t retry_after = 0;
 };
 
-class RateLimitHeaders;
-
 /// A rate limiter: a before hook for App::use / Group::use, and a handle to its buckets
 /// (copies share them). Build it with rate_limit().
 class RateLimiter {
@@ -154,12 +154,12 @@ class RateLimiter {
     /// period, a cost above the burst, a zero max_keys or a bad name.
     explicit RateLimiter(RateLimitOptions options);
 
-    /// The before hook: counts `req` under its key; nullopt lets it through, else the 429.
+    /// As middleware (App::use / Group::use): the before hook below and, unless
+    /// options.headers is false, an after hook that adds RateLimit-Policy and RateLimit to the
+    /// answers of requests the before hook let through.
+    operator Hooks() const;  // NOLINT(google-explicit-constructor): a limiter is middleware
+    /// The before hook alone: counts `req` under its key; nullopt lets it through, else the 429.
     std::optional<Response> operator()(Request& req) const;
-    /// An after hook that adds RateLimit-Policy and RateLimit to the answers of requests this
-    /// limiter let through: `group.use(limiter).use(limiter.headers())`. Call before the app
-    /// starts; without it (or with options.headers false) the before hook records nothing.
-    RateLimitHeaders headers() const;
 
     /// Takes `cost` tokens from the bucket of `key` (made full if new) if it holds them.
     /// Usable directly, e.g. to count only failed logins. Thread-safe.
@@ -177,7 +177,6 @@ class RateLimiter {
     struct State;
 
   private:
-    friend class RateLimitHeaders;
     struct Take {
         bool allowed;
         double tokens;   // left in the bucket
@@ -186,18 +185,6 @@ class RateLimiter {
     Take take(std::string_view key, std::uint32_t cost) const;
     RateLimitDecision decide(const Take& r) const;
     std::shared_ptr<State> state_;
-};
-
-/// The after hook returned by RateLimiter::headers().
-class RateLimitHeaders {
-  public:
-    /// Adds the RateLimit fields the limiter's before hook recorded for `req`, if any.
-    void operator()(Request& req, Response& res) const;
-
-  private:
-    friend class RateLimiter;
-    explicit RateLimitHeaders(std::shared_ptr<const RateLimiter::State> s) : state_(std::move(s)) {}
-    std::shared_ptr<const RateLimiter::State> state_;
 };
 
 /// A rate limiter with `options` (see above); throws std::invalid_argument for bad options.
