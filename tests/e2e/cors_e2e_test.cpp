@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "client.hpp"
+#include "tls/certs.hpp"
 #include "vela/vela.hpp"
 #include "vela/web/cors.hpp"
 
@@ -244,6 +245,34 @@ TEST_F(CorsE2E, CurlPreflightAndRequest) {
     ASSERT_EQ(evil.exit, 0) << evil.head;
     EXPECT_EQ(evil.status(), 204);
     EXPECT_EQ(evil.header("access-control-allow-origin"), "");
+}
+
+TEST(CorsHttp2E2E, PreflightAndRequestOverHttp2) {
+    if (!have_curl() || std::system("curl --version 2>/dev/null | grep -q HTTP2") != 0)
+        GTEST_SKIP() << "needs curl with HTTP/2";
+    App app;
+    quick_options(app.options());
+    app.use(cors({.origins = {std::string(kApp)}, .credentials = true}));
+    app.get("/items", [] { return Response::json("[]"); });
+    TlsOptions t;
+    t.cert = test::test_certs().server_ec_cert;
+    t.key = test::test_certs().server_ec_key;
+    app.listen_tls("127.0.0.1:0", std::move(t));
+    app.start(1);
+    const std::string url = "https://127.0.0.1:" + std::to_string(app.port()) + "/items";
+    CurlHead pre = curl_head(
+        "-k --http2 -X OPTIONS -H 'Origin: https://app.example' "
+        "-H 'Access-Control-Request-Method: DELETE' '" +
+        url + "'");
+    ASSERT_EQ(pre.exit, 0) << pre.head;
+    EXPECT_TRUE(pre.head.starts_with("HTTP/2 204")) << pre.head;
+    EXPECT_EQ(pre.header("access-control-allow-origin"), kApp);
+    EXPECT_EQ(pre.header("access-control-allow-credentials"), "true");
+    CurlHead get = curl_head("-k --http2 -H 'Origin: https://app.example' '" + url + "'");
+    ASSERT_EQ(get.exit, 0) << get.head;
+    EXPECT_TRUE(get.head.starts_with("HTTP/2 200")) << get.head;
+    EXPECT_EQ(get.header("access-control-allow-origin"), kApp);
+    EXPECT_EQ(get.header("vary"), "Origin");
 }
 
 // ---- A policy on one group ---------------------------------------------------------------------
