@@ -273,6 +273,19 @@ class Session {
         } else if constexpr (std::is_same_v<T, std::string>) {
             if (!v->is_string()) return std::nullopt;
             return v->as_string();
+        } else if constexpr (std::is_same_v<T, bool>) {
+            if (!v->is_bool()) return std::nullopt;
+            return v->as_bool();
+        } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, char>) {
+            // The common counter and id case without a trip through JSON text.
+            if (v->type() == json::Type::int64) {
+                const std::int64_t x = v->as_int64();
+                if (std::in_range<T>(x)) return static_cast<T>(x);
+            } else if (v->type() == json::Type::uint64) {
+                const std::uint64_t x = v->as_uint64();
+                if (std::in_range<T>(x)) return static_cast<T>(x);
+            }
+            return std::nullopt;
         } else {
             T out{};
             if (json::read(json::write(*v), out)) return std::nullopt;
