@@ -99,6 +99,20 @@ std::string origin_problem(std::string_view o) {
     return {};
 }
 
+// A configured origin as browsers serialize it: lower case, without the scheme's default
+// port ("https://A.example:443" -> "https://a.example"), which a browser never sends.
+std::string normalized(std::string_view o) {
+    std::string out = lowered(o);
+    for (std::string_view suffix : {"http://:80", "ws://:80", "https://:443", "wss://:443"}) {
+        const std::size_t sep = suffix.find("://") + 3;
+        const std::string_view scheme = suffix.substr(0, sep), port = suffix.substr(sep);
+        if (out.starts_with(scheme) && out.ends_with(port) &&
+            out.size() > scheme.size() + port.size())
+            out.resize(out.size() - port.size());
+    }
+    return out;
+}
+
 std::string join(const std::vector<std::string>& v) {
     std::string out;
     for (const std::string& s : v) {
@@ -172,7 +186,7 @@ Cors::Cors(CorsOptions o) {
             if (origin == "*") refuse("\"*\" must be the only origin");
             if (std::string why = origin_problem(origin); !why.empty())
                 refuse("origin \"" + origin + "\" " + why);
-            p->origins.push_back(lowered(origin));
+            p->origins.push_back(normalized(origin));
         }
     }
 

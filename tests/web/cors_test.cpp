@@ -127,6 +127,18 @@ TEST(CorsOptions, ValidOrigins) {
     EXPECT_FALSE(c.origin_allowed(""));
 }
 
+TEST(CorsOptions, DefaultPortsAreDropped) {
+    // Browsers omit the scheme's default port from Origin; a configured one would never match.
+    Cors c({.origins = {"https://a.example:443", "http://b.example:80", "https://c.example:80",
+                        "http://d.example:8080"}});
+    EXPECT_TRUE(c.origin_allowed("https://a.example"));
+    EXPECT_TRUE(c.origin_allowed("http://b.example"));
+    EXPECT_TRUE(c.origin_allowed("https://c.example:80"));  // not https's default
+    EXPECT_FALSE(c.origin_allowed("https://c.example"));
+    EXPECT_TRUE(c.origin_allowed("http://d.example:8080"));
+    EXPECT_FALSE(c.origin_allowed("https://a.example:443"));
+}
+
 TEST(CorsOptions, PredicateAndControlBytes) {
     Cors c({.origin_predicate = [](std::string_view o) {
         return o.ends_with(".example.com") && o.starts_with("https://");
