@@ -664,7 +664,7 @@ void AccessLog::finish(const Request& req, const Response& res) const {
                            noted_start(req)));
 }
 
-Task<Response> AccessLog::operator()(Request& req, Next next) const {
+Task<Response> AccessLog::around(Request& req, Next next) const {
     const auto t0 = SteadyClock::now();
     std::exception_ptr error;
     try {

@@ -144,7 +144,7 @@ void RequestId::finish(const Request& req, Response& res) const {
     res.add_header(o.header, id);
 }
 
-Task<Response> RequestId::operator()(Request& req, Next next) const {
+Task<Response> RequestId::around(Request& req, Next next) const {
     start(req);
     Response res = co_await next();
     finish(req, res);

@@ -3,16 +3,16 @@
 // Format, Combined Log Format or JSON lines, written by a logging thread through spdlog.
 //
 //     vela::App app;
-//     vela::request_id().install(app);                       // ids appear in the log
-//     vela::access_log({.format = vela::AccessLogFormat::json,
-//                       .path = "/var/log/myapp/access.log",    // rotated by size
-//                       .max_file_size = 64 << 20, .max_files = 10})
-//         .install(app);
+//     app.use(vela::request_id());                           // ids appear in the log
+//     app.use(vela::access_log({.format = vela::AccessLogFormat::json,
+//                               .path = "/var/log/myapp/access.log",  // rotated by size
+//                               .max_file_size = 64 << 20,
+//                               .max_files = 10}));
 //
-// install() adds a before hook (which notes the start time) and an after hook (which formats
-// the line): synchronous, so routes keep their allocation-free path. `app.use(access_log())`
-// installs it as one onion instead: a coroutine per request, but it also logs requests whose
-// handler threw (as 500).
+// An AccessLog converts to vela::Hooks: a before hook (which notes the start time) and an
+// after hook (which formats the line), synchronous, so routes keep their allocation-free path.
+// `app.use(log.onion())` installs it as one onion instead: a coroutine per request, but it
+// also logs requests whose handler threw (as 500).
 //
 // The request's thread formats the line into a slot of a bounded lock-free queue and goes on;
 // it never waits for the disk. When the queue is full the line is dropped and counted
@@ -138,24 +138,19 @@ class AccessLog {
     /// Queues the line for `req` and `res` (the after half).
     void finish(const Request& req, const Response& res) const;
 
-    /// The before half as a before hook, for App::use / Group::use.
-    auto before_hook() const {
-        return [self = *this](Request& req) { self.start(req); };
+    /// Both halves as one synchronous middleware (what App::use / Group::use install).
+    operator Hooks() const {  // NOLINT: implicit on purpose (app.use(access_log()))
+        return Hooks{[self = *this](Request& req) -> std::optional<Response> {
+                         self.start(req);
+                         return std::nullopt;
+                     },
+                     [self = *this](Request& req, Response& res) { self.finish(req, res); }};
     }
-    /// The after half as an after hook, for App::use / Group::use.
-    auto after_hook() const {
-        return [self = *this](Request& req, Response& res) { self.finish(req, res); };
+    /// The same work as one onion middleware (a coroutine per request), for app.use(). It also logs
+    /// a request whose handler threw, as a 500 (with unknown size), which the hooks do not see.
+    auto onion() const {
+        return [self = *this](Request& req, Next next) { return self.around(req, next); };
     }
-    /// Adds both halves to `target` (an App or a Group) as synchronous hooks; returns it.
-    template <class Target>
-    Target& install(Target& target) const {
-        target.use(before_hook());
-        target.use(after_hook());
-        return target;
-    }
-    /// Runs as one onion middleware (what App::use makes of an AccessLog); also logs a request
-    /// whose handler threw, as a 500.
-    Task<Response> operator()(Request& req, Next next) const;
 
     /// Lines dropped because the queue was full.
     std::uint64_t dropped() const noexcept;
@@ -165,6 +160,7 @@ class AccessLog {
     void flush() const;
 
   private:
+    Task<Response> around(Request& req, Next next) const;
     std::shared_ptr<detail::AccessLogState> state_;
 };
 

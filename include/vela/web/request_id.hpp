@@ -4,15 +4,15 @@
 // the response so a client can quote it in a bug report.
 //
 //     vela::App app;
-//     vela::request_id().install(app);        // synchronous hooks: no coroutine, no allocation
+//     app.use(vela::request_id());            // synchronous hooks: no coroutine, no allocation
 //     app.get("/", [](vela::Request& req) {
 //         vela::log::info("[{}] hello", vela::request_id(req));
 //         return "hi";
 //     });
 //
-// `app.use(vela::request_id())` works too: it installs the middleware as one onion (a
-// coroutine around the rest of the chain), which costs every route of the app a coroutine
-// frame; install() adds the same work as a before hook and an after hook instead.
+// A RequestId converts to vela::Hooks (a before and an after hook), so routes stay on the
+// synchronous path; `app.use(vela::request_id().onion())` installs the same work as one
+// onion (a coroutine per request) instead.
 //
 // An incoming id is accepted when it is 1 to max_length characters of
 // [A-Za-z0-9] and - . _ ~ : + / = @ (UUIDs, base64, "Root=1-5759e988-bd86..."-style ids);
@@ -68,25 +68,21 @@ class RequestId {
     /// Echoes `req`'s id in `res` (the after half).
     void finish(const Request& req, Response& res) const;
 
-    /// The before half as a before hook, for App::use / Group::use.
-    auto before_hook() const {
-        return [self = *this](Request& req) { self.start(req); };
+    /// Both halves as one synchronous middleware (what App::use / Group::use install).
+    operator Hooks() const {  // NOLINT: implicit on purpose (app.use(request_id()))
+        return Hooks{[self = *this](Request& req) -> std::optional<Response> {
+                         self.start(req);
+                         return std::nullopt;
+                     },
+                     [self = *this](Request& req, Response& res) { self.finish(req, res); }};
     }
-    /// The after half as an after hook, for App::use / Group::use.
-    auto after_hook() const {
-        return [self = *this](Request& req, Response& res) { self.finish(req, res); };
+    /// The same work as one onion middleware (a coroutine per request), for app.use().
+    auto onion() const {
+        return [self = *this](Request& req, Next next) { return self.around(req, next); };
     }
-    /// Adds both halves to `target` (an App or a Group) as synchronous hooks; returns it.
-    template <class Target>
-    Target& install(Target& target) const {
-        target.use(before_hook());
-        target.use(after_hook());
-        return target;
-    }
-    /// Runs as one onion middleware (what App::use makes of a RequestId).
-    Task<Response> operator()(Request& req, Next next) const;
 
   private:
+    Task<Response> around(Request& req, Next next) const;
     std::shared_ptr<const detail::RequestIdState> state_;
 };
 
