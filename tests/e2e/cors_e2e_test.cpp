@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -66,6 +67,8 @@ class CorsE2E : public ::testing::Test {
             return Response("custom options");
         });
         app.post("/custom", [] { return "posted"; });
+        app.get("/boom", []() -> Response { throw std::runtime_error("boom"); });
+        app.get("/gone", [] { return Status::Gone; });
         start_app(app);
     }
 
@@ -123,6 +126,18 @@ TEST_F(CorsE2E, MethodNotAllowedCarriesCorsHeaders) {
     EXPECT_EQ(r.status, 405);
     EXPECT_EQ(r.header("Access-Control-Allow-Origin"), kApp);
     EXPECT_TRUE(icontains(r.header("Allow"), "GET"));
+}
+
+TEST_F(CorsE2E, ErrorAnswersCarryCorsHeaders) {
+    // A handler's exception and a bare error status become the error answer where the
+    // handler ends, so the page can read them instead of seeing a CORS failure.
+    for (const char* path : {"/boom", "/gone"}) {
+        HttpResponse r = exchange(get_request(path, "Origin: https://app.example\r\n"));
+        EXPECT_EQ(r.status, std::string_view(path) == "/boom" ? 500 : 410) << path;
+        EXPECT_EQ(r.header("Access-Control-Allow-Origin"), kApp) << path;
+        EXPECT_EQ(r.header("Access-Control-Allow-Credentials"), "true") << path;
+        EXPECT_EQ(r.header("Vary"), "Origin") << path;
+    }
 }
 
 TEST_F(CorsE2E, ActualRequestWithCredentials) {
