@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "tls/certs.hpp"
 #include "vela/crypto/crypto.hpp"
 #include "vela/vela.hpp"
 #include "vela/web/session.hpp"
@@ -134,8 +135,9 @@ class Jar {
 
     // The body curl got for `method` `url`, keeping cookies in the jar.
     std::string curl(const std::string& url, const std::string& method = "GET",
-                     const std::string& body = {}) {
+                     const std::string& body = {}, const std::string& args = {}) {
         std::string cmd = "timeout 20 curl -sS -c '" + path_ + "' -b '" + path_ + "' -X " + method;
+        if (!args.empty()) cmd += " " + args;
         if (method == "POST") cmd += " --data-binary '" + body + "'";  // a Content-Length
         cmd += " '" + url + "' 2>&1";
         std::string out;
@@ -235,6 +237,34 @@ TEST(SessionE2E, ConfiguredCookie) {
     EXPECT_TRUE(icontains(sc, "; Secure")) << sc;
     EXPECT_TRUE(icontains(sc, "; SameSite=Strict")) << sc;
     EXPECT_TRUE(icontains(sc, "Max-Age=600")) << sc;
+}
+
+// Over TLS the cookie is Secure without configuration; curl (trusting the test CA) keeps the
+// session across requests and sends the Secure cookie back over https.
+TEST(SessionE2E, SecureOverTls) {
+    REQUIRE_CURL();
+    App app;
+    quick_options(app.options());
+    app.use(sessions());
+    add_routes(app);
+    TlsOptions t;
+    t.cert = test::test_certs().server_ec_cert;
+    t.key = test::test_certs().server_ec_key;
+    app.listen_tls("127.0.0.1:0", std::move(t));
+    app.start(1);
+    const std::string url = "https://localhost:" + std::to_string(app.port());
+    const std::string resolve = "--cacert '" + test::test_certs().ca +
+                                "' --resolve localhost:" + std::to_string(app.port()) +
+                                ":127.0.0.1";
+    Jar jar;
+    EXPECT_EQ(jar.curl(url + "/count", "GET", {}, resolve), "1");
+    EXPECT_EQ(jar.curl(url + "/count", "GET", {}, resolve), "2");
+    const std::string head = jar.curl(url + "/count", "GET", {}, resolve + " -o /dev/null -D -");
+    EXPECT_FALSE(icontains(head, "set-cookie")) << "an unchanged id is not resent: " << head;
+    Jar fresh;
+    const std::string first = fresh.curl(url + "/count", "GET", {}, resolve + " -o /dev/null -D -");
+    EXPECT_TRUE(icontains(first, "; Secure")) << first;
+    EXPECT_TRUE(icontains(first, "; HttpOnly")) << first;
 }
 
 TEST(SessionE2E, LoginRegeneratesTheId) {
