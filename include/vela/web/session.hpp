@@ -124,11 +124,13 @@ struct MemoryStoreOptions {
 /// under its own mutex, so loops touching different sessions rarely wait for each other and
 /// no lock is global. Bounds are per shard (max_sessions / shards sessions and
 /// max_bytes / shards bytes each); random ids fill the shards evenly, so the whole store
-/// holds close to the bound. When a save would overflow a shard, expired sessions are
-/// dropped first, then the least recently used ones (a load or save makes a session the most
-/// recent). Since every session gets the same idle time to live, the least recently used
-/// session is also the one that expires soonest. A session larger than a shard's byte budget
-/// is refused with std::length_error.
+/// holds close to the bound. When a save would overflow a shard, the shard's least recently
+/// used sessions are dropped until it fits (a load or save makes a session the most recent).
+/// Since the middleware gives every session the same idle time to live, the least recently
+/// used session is also the one that expires soonest, so expired sessions go first and are
+/// not counted as evictions. Each save also drops up to two expired sessions from the cold
+/// end, and a load drops the expired session it meets, so dead sessions do not pile up. A
+/// session larger than a shard's byte budget is refused with std::length_error.
 class MemoryStore final : public SessionStore {
   public:
     /// A store bounded and sharded by `options`.
