@@ -96,12 +96,12 @@ void append_text_or_dash(std::string& out, std::string_view s) {
 // valid JSON (and ASCII) whatever the client sent.
 void append_json_string(std::string& out, std::string_view s) {
     out.push_back('"');
-    for (char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\') {
-            out.push_back(ch);
-            continue;
-        }
+    std::size_t run = 0;  // start of the pending run of characters needing no escape
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\') continue;
+        out.append(s.data() + run, i - run);
+        run = i + 1;
         out.push_back('\\');
         switch (c) {
             case '"':
@@ -124,6 +124,7 @@ void append_json_string(std::string& out, std::string_view s) {
                 append_hex_byte(out, c);
         }
     }
+    out.append(s.data() + run, s.size() - run);
     out.push_back('"');
 }
 
@@ -390,6 +391,7 @@ class AccessLogState {
     void flush();
     std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
     std::uint64_t written() const noexcept { return written_.load(std::memory_order_relaxed); }
+    AccessLogFormat format() const noexcept { return options_.format; }
 
   private:
     void run();
@@ -620,7 +622,8 @@ std::optional<SteadyClock::time_point> noted_start(const Request& req) {
     return SteadyClock::time_point(SteadyClock::duration(ns));
 }
 
-AccessLogEntry entry_for(const Request& req, int status, std::optional<std::uint64_t> bytes,
+AccessLogEntry entry_for(AccessLogFormat format, const Request& req, int status,
+                         std::optional<std::uint64_t> bytes,
                          std::optional<SteadyClock::time_point> start) {
     AccessLogEntry e;
     e.time = SystemClock::now();
@@ -636,8 +639,10 @@ AccessLogEntry entry_for(const Request& req, int status, std::optional<std::uint
     e.status = status;
     e.bytes = bytes;
     e.request_id = request_id(req);
-    e.user_agent = req.header("User-Agent");
-    e.referer = req.header("Referer");
+    if (format != AccessLogFormat::common) {  // two header scans the common format skips
+        e.user_agent = req.header("User-Agent");
+        e.referer = req.header("Referer");
+    }
     return e;
 }
 
@@ -660,8 +665,8 @@ AccessLog::AccessLog(AccessLogOptions options) {
 void AccessLog::start(Request& req) const { note_start(req, SteadyClock::now()); }
 
 void AccessLog::finish(const Request& req, const Response& res) const {
-    state_->push(entry_for(req, static_cast<int>(res.status()), access_log_bytes(req, res),
-                           noted_start(req)));
+    state_->push(entry_for(state_->format(), req, static_cast<int>(res.status()),
+                           access_log_bytes(req, res), noted_start(req)));
 }
 
 Task<Response> AccessLog::around(Request& req, Next next) const {
@@ -669,14 +674,14 @@ Task<Response> AccessLog::around(Request& req, Next next) const {
     std::exception_ptr error;
     try {
         Response res = co_await next();
-        state_->push(
-            entry_for(req, static_cast<int>(res.status()), access_log_bytes(req, res), t0));
+        state_->push(entry_for(state_->format(), req, static_cast<int>(res.status()),
+                               access_log_bytes(req, res), t0));
         co_return res;
     } catch (...) {
         error = std::current_exception();
     }
     // The app turns the exception into a 500 (its body depends on debug_errors: size unknown).
-    state_->push(entry_for(req, 500, std::nullopt, t0));
+    state_->push(entry_for(state_->format(), req, 500, std::nullopt, t0));
     std::rethrow_exception(error);
 }
 
