@@ -69,6 +69,7 @@ std::unique_ptr<Request> ServerWorker::acquire_request() {
 
 void ServerWorker::release_request(std::unique_ptr<Request> r) noexcept {
     if (request_pool_.size() >= 4096) return;  // freed
+    r->clear_locals();
     try {
         request_pool_.push_back(std::move(r));
     } catch (...) {
@@ -94,12 +95,14 @@ void ServerWorker::shed(int err) {
     }
 }
 
-// The peer's address as text, once per connection (requests point at it).
-static void fill_connection_info(int fd, bool secure, ConnectionInfo& info) noexcept {
+// The peer's address as text, once per connection (requests point at it). False when the
+// peer cannot be known (it reset the connection before the accept): such a connection is
+// closed rather than served as if it came from a Unix socket.
+static bool fill_connection_info(int fd, bool secure, ConnectionInfo& info) noexcept {
     info.secure = secure;
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return false;
     const void* addr = nullptr;
     if (ss.ss_family == AF_INET) {
         const auto& a = reinterpret_cast<const sockaddr_in&>(ss);
@@ -110,15 +113,17 @@ static void fill_connection_info(int fd, bool secure, ConnectionInfo& info) noex
         addr = &a.sin6_addr;
         info.port = ntohs(a.sin6_port);
         if (IN6_IS_ADDR_V4MAPPED(&a.sin6_addr)) {  // ::ffff:1.2.3.4 reads as 1.2.3.4
-            if (::inet_ntop(AF_INET, &a.sin6_addr.s6_addr[12], info.ip, sizeof info.ip))
-                info.ip_size = static_cast<std::uint8_t>(std::strlen(info.ip));
-            return;
+            if (!::inet_ntop(AF_INET, &a.sin6_addr.s6_addr[12], info.ip, sizeof info.ip))
+                return false;
+            info.ip_size = static_cast<std::uint8_t>(std::strlen(info.ip));
+            return true;
         }
     } else {
-        return;  // a Unix socket: no address
+        return ss.ss_family == AF_UNIX;  // a Unix socket: no address
     }
-    if (::inet_ntop(ss.ss_family, addr, info.ip, sizeof info.ip))
-        info.ip_size = static_cast<std::uint8_t>(std::strlen(info.ip));
+    if (!::inet_ntop(ss.ss_family, addr, info.ip, sizeof info.ip)) return false;
+    info.ip_size = static_cast<std::uint8_t>(std::strlen(info.ip));
+    return true;
 }
 
 void ServerWorker::on_accept(int fd, Listener& from) {
@@ -127,6 +132,11 @@ void ServerWorker::on_accept(int fd, Listener& from) {
         return;
     }
     if (draining_) {
+        ::close(fd);
+        return;
+    }
+    ConnectionInfo info;
+    if (!fill_connection_info(fd, from.tls != nullptr, info)) {
         ::close(fd);
         return;
     }
@@ -144,7 +154,7 @@ void ServerWorker::on_accept(int fd, Listener& from) {
         ++handshakes_;
     }
     auto* c = new Http1Connection(*this, fd, std::move(tls));
-    fill_connection_info(fd, from.tls != nullptr, c->info);
+    c->info = info;
     add_connection(c);
     c->start();
 }

@@ -39,12 +39,25 @@ Task<Response> handler_step(const Endpoint& ep, Request& req) {
 }
 
 Task<Response> before_step(const Middleware& mw, const Endpoint& ep, std::size_t i, Request& req) {
-    if (std::optional<Response> r = mw.before(req)) co_return std::move(*r);
+    if (std::optional<Response> r = mw.before(req)) {
+        ep.app->complete_error(req, *r);
+        co_return std::move(*r);
+    }
     co_return co_await run_chain(ep, i + 1, req);
 }
 
+// The rest of the chain for an after hook: whatever it throws (an onion middleware, a before
+// hook) becomes the error answer, so the hook still sees a response.
 Task<Response> after_step(const Middleware& mw, const Endpoint& ep, std::size_t i, Request& req) {
-    Response r = co_await run_chain(ep, i + 1, req);
+    Response r;
+    std::exception_ptr error;
+    try {
+        r = co_await run_chain(ep, i + 1, req);
+    } catch (...) {
+        error = std::current_exception();
+    }
+    if (error) r = ep.app->exception_answer(error, req);
+    ep.app->complete_error(req, r);
     mw.after(req, r);
     co_return r;
 }
@@ -53,10 +66,18 @@ Task<Response> hooks_step(const Middleware& mw, const Endpoint& ep, std::size_t 
     std::optional<Response> early;
     if (mw.before) early = mw.before(req);
     Response r;
-    if (early)
+    std::exception_ptr error;
+    if (early) {
         r = std::move(*early);
-    else
-        r = co_await run_chain(ep, i + 1, req);  // (not in a ?: : GCC 12 miscompiles that)
+    } else {
+        try {
+            r = co_await run_chain(ep, i + 1, req);  // (not in a ?: : GCC 12 miscompiles that)
+        } catch (...) {
+            error = std::current_exception();
+        }
+    }
+    if (error) r = ep.app->exception_answer(error, req);
+    ep.app->complete_error(req, r);
     if (mw.after) mw.after(req, r);
     co_return r;
 }
@@ -85,7 +106,12 @@ void run_sync(const Endpoint& ep, Request& req, Response& out) {
     ep.app->complete_error(req, out);
     for (std::size_t j = ran; j-- > 0;) {
         const Middleware& mw = *ep.chain[j];
-        if (mw.kind != Middleware::Kind::before && mw.after) mw.after(req, out);
+        if (mw.kind == Middleware::Kind::before || !mw.after) continue;
+        try {
+            mw.after(req, out);
+        } catch (...) {  // the outer after hooks see the error answer
+            out = ep.app->exception_answer(std::current_exception(), req);
+        }
     }
 }
 
@@ -345,7 +371,8 @@ Response App::exception_answer(std::exception_ptr e, const Request& req) const {
         what = ex.what();
     } catch (...) {
     }
-    log::error("{} {}: unhandled exception: {}", req.method_name(), req.path(), what);
+    // The target as received: the decoded path may hold CR/LF (%0d%0a) and fake log lines.
+    log::error("{} {}: unhandled exception: {}", req.method_name(), req.target(), what);
     return error_answer(Status::InternalServerError, &req,
                         options_.debug_errors ? std::string_view(what) : std::string_view());
 }
@@ -371,7 +398,7 @@ bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
     if (ep->all_sync) {
         try {
             detail::run_sync(*ep, req, out);
-        } catch (...) {  // from an after hook (run_sync completed the rest)
+        } catch (...) {  // not expected: run_sync answers what its steps throw
             out = exception_answer(std::current_exception(), req);
         }
         return true;

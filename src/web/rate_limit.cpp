@@ -8,6 +8,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <iterator>
+
+#include <fmt/format.h>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
@@ -380,15 +383,11 @@ std::optional<Response> RateLimiter::operator()(Request& req) const {
     if (s.opt.headers && s.record.load(std::memory_order_relaxed)) {
         const RateLimitDecision d = decide(r);
         // The RateLimit item, left for the after hook on the way out: "name";r=<left>;t=<reset>.
-        char item[96];
-        char* p = item;
-        *p++ = '"';
-        p = std::copy(s.opt.name.begin(), s.opt.name.end(), p);
-        p = std::copy_n("\";r=", 4, p);
-        p = std::to_chars(p, item + sizeof item, d.remaining).ptr;
-        p = std::copy_n(";t=", 3, p);
-        p = std::to_chars(p, item + sizeof item, d.reset).ptr;
-        req.set_attribute(s.attr_key, std::string_view(item, static_cast<std::size_t>(p - item)));
+        thread_local std::string item;  // keeps its capacity: no allocation per request
+        item.clear();
+        fmt::format_to(std::back_inserter(item), "\"{}\";r={};t={}", s.opt.name, d.remaining,
+                       d.reset);
+        req.set_attribute(s.attr_key, item);
     }
     return std::nullopt;
 }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "vela/base/ascii.hpp"
 #include "vela/base/log.hpp"
 #include "vela/crypto/crypto.hpp"
 
@@ -22,6 +23,7 @@ constexpr std::size_t kEntryOverhead = 160;  // map node, bucket, Entry fields: 
 constexpr std::size_t kMinSecret = 32;
 constexpr std::size_t kMaxCookieValue = 16 * 1024;  // never decode more than this
 constexpr unsigned char kCookieVersion = 1;
+constexpr int kMaxSessionCookies = 4;  // same-named session cookies tried per request
 constexpr std::string_view kCookieKeyPurpose = "vela session cookie v1";
 
 SysClock::time_point clock_now(const SessionClock& c) { return c ? c() : SysClock::now(); }
@@ -183,7 +185,8 @@ std::optional<SessionRecord> MemoryStore::find(std::string_view id) {
     return e->record;
 }
 
-void MemoryStore::put(std::string_view id, const SessionRecord& record, seconds ttl) {
+bool MemoryStore::put(std::string_view id, const SessionRecord& record, seconds ttl,
+                      bool only_if_present) {
     const std::size_t need = id.size() + record.data.size() + kEntryOverhead;
     if (shard_max_bytes_ && need > shard_max_bytes_)
         throw std::length_error("session of " + std::to_string(need) +
@@ -194,6 +197,10 @@ void MemoryStore::put(std::string_view id, const SessionRecord& record, seconds 
     const auto expires = t + ttl;
     std::lock_guard lock(s.mu);
     auto it = s.map.find(id);
+    if (it != s.map.end() && only_if_present && it->second.expires <= t) {
+        s.drop(&it->second);
+        return false;
+    }
     if (it != s.map.end()) {
         Shard::Entry* e = &it->second;
         s.touch(e);
@@ -204,8 +211,9 @@ void MemoryStore::put(std::string_view id, const SessionRecord& record, seconds 
         e->bytes = need;
         s.bytes += need;
         s.drop_expired_tail(t, e, 2);
-        return;
+        return true;
     }
+    if (only_if_present) return false;
     s.drop_expired_tail(t, nullptr, 2);
     s.make_room(1, need, shard_max_sessions_, shard_max_bytes_, t, nullptr);
     auto [pos, inserted] = s.map.try_emplace(std::string(id));
@@ -216,6 +224,7 @@ void MemoryStore::put(std::string_view id, const SessionRecord& record, seconds 
     e->key = &pos->first;
     s.bytes += need;
     s.push_front(e);
+    return true;
 }
 
 bool MemoryStore::remove(std::string_view id) {
@@ -282,6 +291,10 @@ Task<void> MemoryStore::save(std::string_view id, const SessionRecord& record, s
 Task<void> MemoryStore::erase(std::string_view id) {
     remove(id);
     co_return;
+}
+
+Task<bool> MemoryStore::update(std::string_view id, const SessionRecord& record, seconds ttl) {
+    co_return put(id, record, ttl, true);
 }
 
 // ---- CookieStore ------------------------------------------------------------------------
@@ -512,7 +525,7 @@ struct SessionAccess {
                 log::error(
                     "session cookie {} of {} bytes exceeds max_cookie_size {}: not sent, the "
                     "changes to the session in {} {} are lost",
-                    st.o.cookie_name, size, st.o.max_cookie_size, req.method_name(), req.path());
+                    st.o.cookie_name, size, st.o.max_cookie_size, req.method_name(), req.target());
                 co_return;
             }
             Cookie c = st.cookie(req, std::move(value));
@@ -521,7 +534,11 @@ struct SessionAccess {
             co_return;
         }
 
-        co_await st.store->save(id, rec, ttl);
+        if (s.is_new_ || s.regenerated_) {
+            co_await st.store->save(id, rec, ttl);
+        } else if (!co_await st.store->update(id, rec, ttl)) {
+            co_return;  // ended meanwhile by another request (logout, login): stays ended
+        }
         if (s.is_new_ || s.regenerated_ || st.o.persistent) {
             Cookie c = st.cookie(req, id);
             if (st.o.persistent) c.max_age = ttl;
@@ -530,12 +547,32 @@ struct SessionAccess {
     }
 
     static Task<Response> run(std::shared_ptr<const SessionState> st, Request& req, Next next) {
+        // A second sessions() on the route would replace (and free) the Session the outer
+        // one still holds.
+        if (req.local<Session>())
+            throw std::logic_error("sessions() is installed twice on the route to " +
+                                   std::string(req.target()));
         Session& s = req.set_local<Session>(st->now());
-        bool stale_cookie = false;
-        if (std::optional<std::string_view> c = req.cookie(st->o.cookie_name))
-            stale_cookie = !co_await adopt(*st, s, *c);
+        // Every cookie of that name is tried (a sibling subdomain may plant one with a longer
+        // Path, which browsers send first), up to a few.
+        bool any = false, adopted = false;
+        int tries = 0;
+        for (const Header& h : req.headers()) {
+            if (adopted || tries >= kMaxSessionCookies) break;
+            if (!ascii::iequals(h.name, "Cookie")) continue;
+            std::string_view field = h.value, name, value;
+            while (!adopted && tries < kMaxSessionCookies && next_cookie(field, name, value)) {
+                if (name != st->o.cookie_name) continue;
+                any = true;
+                ++tries;
+                adopted = co_await adopt(*st, s, value);
+            }
+        }
+        const bool stale_cookie = any && !adopted;
         Response res = co_await next();
-        co_await finish(*st, s, req, res, stale_cookie);
+        // A 5xx (a handler's exception arrives as one) keeps the session as it was: no
+        // half-done changes are saved.
+        if (static_cast<int>(res.status()) < 500) co_await finish(*st, s, req, res, stale_cookie);
         co_return res;
     }
 };

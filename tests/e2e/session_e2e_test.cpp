@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,6 +67,11 @@ void add_routes(App& app) {
         return "stored";
     });
     app.get("/id", [](Request& req) { return session(req).id(); });
+    app.get("/count-then-fail", [](Request& req) -> Response {  // changes, then throws
+        Session& s = session(req);
+        s.set("count", s.get<int>("count").value_or(0) + 100);
+        throw std::runtime_error("half done");
+    });
 }
 
 struct Server {
@@ -188,6 +194,18 @@ TEST(SessionE2E, LoginLogoutWithCurl) {
     EXPECT_EQ(jar.curl(base(s) + "/logout", "POST"), "bye");
     EXPECT_EQ(jar.curl(base(s) + "/whoami"), "anonymous");
     EXPECT_EQ(jar.curl(base(s) + "/count"), "1");
+}
+
+// A handler that throws answers 500, and the changes it made before are not saved.
+TEST(SessionE2E, AFailedRequestSavesNothing) {
+    Server s({});
+    const HttpResponse first = get(s.port, "/count");
+    ASSERT_EQ(first.body, "1");
+    const std::string cookie = cookie_of(set_value(first));
+    const HttpResponse failed = get(s.port, "/count-then-fail", cookie);
+    EXPECT_EQ(failed.status, 500);
+    EXPECT_EQ(set_value(failed), "");
+    EXPECT_EQ(get(s.port, "/peek", cookie).body, "1");
 }
 
 TEST(SessionE2E, NothingSentUntilSomethingIsStored) {

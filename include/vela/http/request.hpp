@@ -165,6 +165,12 @@ class Request {
     void rebase(const char* from, std::size_t len, const char* to) noexcept;
     /// Clears every field for the next request (the vectors keep their capacity).
     void reset() noexcept;
+    /// Drops the values set with set_local and set_forwarded now (the server does when it
+    /// puts a Request back in its pool, so a session or claims are not kept until reuse).
+    void clear_locals() noexcept {
+        if (extras_) [[unlikely]]
+            reset_extras();
+    }
     /// Sets the method and its token as received.
     void set_method(Method m, std::string_view name) noexcept {
         method_ = m;

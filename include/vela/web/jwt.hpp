@@ -146,7 +146,8 @@ struct JwtOptions {
     /// space-separated string, RFC 8693 4.2) or "scp" (a string or an array); missing ones
     /// are answered 403 insufficient_scope.
     std::vector<std::string> required_scopes;
-    /// Also read the token from this cookie when there is no Authorization header; empty: off.
+    /// Also read the token from this cookie when the request has no Bearer Authorization header
+    /// (none, or another scheme such as Basic); empty: off.
     std::string cookie;
     /// Also read the token from this query parameter when there is neither header nor cookie
     /// (RFC 6750 2.3; tokens in URLs end up in logs, so off by default); empty: off.

@@ -102,6 +102,16 @@ class SessionStore {
                             std::chrono::seconds ttl) = 0;
     /// Forgets `id` (nothing happens when it is unknown).
     virtual Task<void> erase(std::string_view id) = 0;
+    /// Stores `record` under `id` only while `id` is still stored (Redis: SET id bytes EX ttl
+    /// XX); false when it was forgotten meanwhile (a logout or a login in a request running at
+    /// the same time erased it), so a late request cannot bring it back. The default loads
+    /// then saves, which leaves a small window; stores override it with one atomic step.
+    virtual Task<bool> update(std::string_view id, const SessionRecord& record,
+                              std::chrono::seconds ttl) {
+        if (!co_await load(id)) co_return false;
+        co_await save(id, record, ttl);
+        co_return true;
+    }
 };
 
 /// How a MemoryStore is bounded and sharded.
@@ -146,11 +156,16 @@ class MemoryStore final : public SessionStore {
                     std::chrono::seconds ttl) override;
     /// As remove(), as a task.
     Task<void> erase(std::string_view id) override;
+    /// As put(..., true), as a task.
+    Task<bool> update(std::string_view id, const SessionRecord& record,
+                      std::chrono::seconds ttl) override;
 
     /// The record under `id` if present and not expired (an expired one is dropped).
     std::optional<SessionRecord> find(std::string_view id);
-    /// Stores `record` under `id` for `ttl`, evicting as described above.
-    void put(std::string_view id, const SessionRecord& record, std::chrono::seconds ttl);
+    /// Stores `record` under `id` for `ttl`, evicting as described above; with
+    /// `only_if_present`, only when `id` is held and not expired. True when stored.
+    bool put(std::string_view id, const SessionRecord& record, std::chrono::seconds ttl,
+             bool only_if_present = false);
     /// Forgets `id`; true when it was there.
     bool remove(std::string_view id);
     /// Drops every expired session now (they are otherwise dropped when met); returns how many.
