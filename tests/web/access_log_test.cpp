@@ -4,7 +4,21 @@
 // writer; rotation by size; the lines still queued when the last copy goes.
 #include "vela/web/access_log.hpp"
 
+// The test binary gets spdlog's headers but not its usage requirements (vela_base links it
+// privately): the definitions Debian's spdlog::spdlog target would add.
+#ifndef SPDLOG_FMT_EXTERNAL
+#define SPDLOG_FMT_EXTERNAL
+#endif
+#ifndef SPDLOG_COMPILED_LIB
+#define SPDLOG_COMPILED_LIB
+#endif
+#ifndef SPDLOG_SHARED_LIB
+#define SPDLOG_SHARED_LIB
+#endif
+
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <chrono>
@@ -332,6 +346,61 @@ TEST(AccessLog, TheLastCopyWritesWhatIsQueued) {
     const auto lines = read_lines(file);
     ASSERT_EQ(lines.size(), 500u);
     EXPECT_NE(lines.back().find("/bye/499"), std::string::npos);
+}
+
+TEST(AccessLog, WritesToACustomSpdlogSink) {
+    std::ostringstream os;
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(os);
+    {
+        AccessLog log =
+            access_log({.format = AccessLogFormat::common, .extras = false, .sink = sink});
+        Parsed p("GET /sink HTTP/1.0\r\nHost: a\r\n\r\n");
+        log.finish(p.req, Response("abc"));
+        log.flush();
+        const std::string out = os.str();
+        EXPECT_EQ(out.substr(out.find(']')), "] \"GET /sink HTTP/1.0\" 200 3\n") << out;
+        EXPECT_EQ(out.substr(0, 6), "- - - ") << out;  // the bare line: no spdlog prefix
+    }
+}
+
+TEST(AccessLog, DropsAreReportedThroughTheAppLog) {
+    std::ostringstream os;
+    auto previous = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(os)));
+    {
+        std::mutex mu;
+        std::condition_variable cv;
+        bool entered = false, release = false;
+        AccessLog log =
+            access_log({.queue_size = 2, .report_interval = 10ms, .writer = [&](std::string_view) {
+                            std::unique_lock lock(mu);
+                            entered = true;
+                            cv.notify_all();
+                            cv.wait(lock, [&] { return release; });
+                        }});
+        Parsed p("GET /d HTTP/1.1\r\nHost: a\r\n\r\n");
+        log.finish(p.req, Response("x"));
+        {
+            std::unique_lock lock(mu);
+            ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return entered; }));
+        }
+        for (int i = 0; i < 7; ++i) log.finish(p.req, Response("x"));  // 5 dropped
+        std::this_thread::sleep_for(20ms);
+        {
+            std::lock_guard lock(mu);
+            release = true;
+        }
+        cv.notify_all();
+        log.flush();
+        EXPECT_EQ(log.dropped(), 5u);
+        std::this_thread::sleep_for(20ms);
+        log.finish(p.req, Response("x"));  // a pass of the logging thread after the interval
+        log.flush();
+    }
+    spdlog::set_default_logger(previous);
+    EXPECT_NE(os.str().find("access log: 5 lines dropped (queue of 2 full)"), std::string::npos)
+        << os.str();
 }
 
 TEST(AccessLog, BadOptionsAreRefused) {
