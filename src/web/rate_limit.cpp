@@ -8,9 +8,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <iterator>
-
-#include <fmt/format.h>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
@@ -248,8 +245,9 @@ struct RateLimiter::State {
     std::size_t shard_count = 0;
     std::size_t per_shard = 0;  // keys per shard
     std::unique_ptr<Shard[]> shards;
-    std::string policy;    // RateLimit-Policy value
-    std::string attr_key;  // request attribute the before hook leaves for the after hook
+    std::string policy;       // RateLimit-Policy value
+    std::string attr_key;     // request attribute the before hook leaves for the after hook
+    std::string item_prefix;  // "name";r= (the start of every RateLimit item)
     std::atomic<bool> record{false};
 
     std::int64_t now() const {
@@ -312,6 +310,7 @@ RateLimiter::RateLimiter(RateLimitOptions options) : state_(std::make_shared<Sta
 
     // draft-ietf-httpapi-ratelimit-headers-09 section 3: a quota policy item "name";q=;w=.
     // w is the time an empty bucket takes to fill (the window the quota q is granted over).
+    s.item_prefix = "\"" + options.name + "\";r=";
     s.policy = "\"" + options.name + "\";q=";
     append_number(s.policy, options.burst);
     s.policy += ";w=";
@@ -384,9 +383,10 @@ std::optional<Response> RateLimiter::operator()(Request& req) const {
         const RateLimitDecision d = decide(r);
         // The RateLimit item, left for the after hook on the way out: "name";r=<left>;t=<reset>.
         thread_local std::string item;  // keeps its capacity: no allocation per request
-        item.clear();
-        fmt::format_to(std::back_inserter(item), "\"{}\";r={};t={}", s.opt.name, d.remaining,
-                       d.reset);
+        item.assign(s.item_prefix);     // "name";r=
+        append_number(item, d.remaining);
+        item += ";t=";
+        append_number(item, d.reset);
         req.set_attribute(s.attr_key, item);
     }
     return std::nullopt;
@@ -409,7 +409,7 @@ Response RateLimiter::refusal(const RateLimitDecision& d) const {
         r.add_header("Retry-After", v);
     }
     if (s.opt.headers) {
-        std::string item = "\"" + s.opt.name + "\";r=";
+        std::string item = s.item_prefix;
         append_number(item, d.remaining);
         item += ";t=";
         append_number(item, d.reset);
