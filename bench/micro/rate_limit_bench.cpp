@@ -1,6 +1,6 @@
 // Rate limiter: the before hook's cost per request (client-address key, never refused), the
-// bare consume(), the hook with the headers() after hook, and a refusal (the 429 is built);
-// one thread, and two threads on distinct keys and on the same key (one shard's mutex).
+// bare consume(), the Hooks pair (fields added to the allowed answer), and a refusal (the 429 is
+// built); one thread, and two threads on distinct keys and on the same key (one shard's mutex).
 
 #include <benchmark/benchmark.h>
 
@@ -58,13 +58,13 @@ void BM_RateLimitConsume(benchmark::State& state) {
 void BM_RateLimitHookWithHeaders(benchmark::State& state) {
     static vela::RateLimiter rl =
         vela::rate_limit({.rate = 1'000'000'000, .period = std::chrono::seconds(1)});
-    static const vela::RateLimitHeaders after = rl.headers();
+    static const vela::Hooks hooks = rl;
     FakeRequest r(address(state, false));
     for (auto _ : state) {
         r.req.reset();
-        std::optional<vela::Response> res = rl(r.req);
+        std::optional<vela::Response> res = hooks.before(r.req);
         vela::Response out("ok");
-        after(r.req, out);
+        hooks.after(r.req, out);
         benchmark::DoNotOptimize(out);
     }
     state.SetItemsProcessed(state.iterations());
