@@ -146,8 +146,8 @@ struct RateLimitDecision {
     std::uint32_t retry_after = 0;
 };
 
-/// A rate limiter: a before hook for App::use / Group::use, and a handle to its buckets
-/// (copies share them). Build it with rate_limit().
+/// A rate limiter: middleware for App::use / Group::use (as Hooks), and a handle to its
+/// buckets (copies share them). Build it with rate_limit().
 class RateLimiter {
   public:
     /// A limiter with `options`. Throws std::invalid_argument (one line) for a zero rate or
@@ -162,7 +162,8 @@ class RateLimiter {
     std::optional<Response> operator()(Request& req) const;
 
     /// Takes `cost` tokens from the bucket of `key` (made full if new) if it holds them.
-    /// Usable directly, e.g. to count only failed logins. Thread-safe.
+    /// Usable directly, e.g. to charge an expensive operation more. Thread-safe. Its keys never
+    /// meet the hooks' keys (those carry an internal prefix).
     RateLimitDecision consume(std::string_view key, std::uint32_t cost = 1) const;
     /// The 429 answer for a refused decision (problem+json, Retry-After, RateLimit fields).
     Response refusal(const RateLimitDecision& d) const;
