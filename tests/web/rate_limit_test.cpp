@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -393,10 +395,10 @@ TEST(RateLimit, FullAgainBucketsAreForgottenFirst) {
     RateLimitOptions o = opts(10, 1s, 10, clock);
     o.max_keys = 1000;
     const RateLimiter rl(std::move(o));
-    for (int i = 0; i < 1000; ++i) rl.consume("old-" + std::to_string(i));
+    for (int i = 0; i < 1000; ++i) rl.consume(fmt::format("old-{}", i));
     const std::size_t before = rl.size();
     clock.advance(1s);  // every old bucket is full again
-    for (int i = 0; i < 100; ++i) rl.consume("new-" + std::to_string(i));
+    for (int i = 0; i < 100; ++i) rl.consume(fmt::format("new-{}", i));
     EXPECT_LE(rl.size(), before - 150) << "stale buckets are swept as new keys arrive";
 }
 
@@ -407,7 +409,7 @@ TEST(RateLimit, WhenFullTheLeastRecentlyUsedGoes) {
     o.shards = 1;
     const RateLimiter rl(std::move(o));
     ASSERT_EQ(rl.capacity(), 64u);
-    for (int i = 0; i < 64; ++i) ASSERT_TRUE(rl.consume("k" + std::to_string(i)).allowed);
+    for (int i = 0; i < 64; ++i) ASSERT_TRUE(rl.consume(fmt::format("k{}", i)).allowed);
     EXPECT_FALSE(rl.consume("k0").allowed);  // k0 is now the most recently used
     EXPECT_TRUE(rl.consume("k64").allowed);  // makes room: k1 goes
     EXPECT_EQ(rl.size(), 64u);
@@ -442,10 +444,10 @@ TEST(RateLimit, FourThreadsOnDistinctKeysWithEvictionAndAClock) {
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t)
         threads.emplace_back([&, t] {
-            FakeRequest req("10.0.0." + std::to_string(t + 1));
+            FakeRequest req(fmt::format("10.0.0.{}", t + 1));
             for (int i = 0; i < 20000; ++i) {
                 if (i % 100 == 0) clock.advance(1ms);
-                rl.consume("t" + std::to_string(t) + "-" + std::to_string(i % 500));
+                rl.consume(fmt::format("t{}-{}", t, i % 500));
                 req.req.reset();
                 if (std::optional<Response> r = hooks.before(req.req)) {
                     refused.fetch_add(1, std::memory_order_relaxed);
