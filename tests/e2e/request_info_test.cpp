@@ -400,3 +400,54 @@ TEST(HooksMiddleware, InAnAsynchronousChain) {
 
 }  // namespace
 }  // namespace vela::e2e
+
+namespace vela::e2e {
+namespace {
+
+// What an onion middleware throws in an asynchronous chain becomes the error answer the
+// outer after hooks see (an access log logs it, CORS headers go on it).
+TEST(HooksMiddleware, ExceptionsFromMiddlewareReachTheOuterAfterHooks) {
+    App app;
+    quick_options(app.options());
+    add_basic_routes(app);
+    app.use([](Request&, Response& r) { r.add_header("X-Outer", "1"); });
+    app.use([](Request& req, Next next) -> Task<Response> {
+        if (req.header("X-Throw") == "1") throw HttpError(Status::Forbidden, "no");
+        co_return co_await next();
+    });
+    app.use([](Request& req, Response&) {  // an after hook that throws
+        if (req.header("X-Throw") == "2") throw std::runtime_error("after hook failed");
+    });
+    start_app(app);
+    Client c = Client::tcp(app.port());
+    ASSERT_TRUE(c.send(get_request("/hello", "X-Throw: 1\r\n")));
+    auto a = c.read_response();
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->status, 403);
+    EXPECT_EQ(a->body, "Forbidden: no");
+    EXPECT_EQ(a->header("X-Outer"), "1");
+    ASSERT_TRUE(c.send(get_request("/hello", "X-Throw: 2\r\n")));
+    auto b = c.read_response();
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->status, 500);
+    EXPECT_EQ(b->header("X-Outer"), "1");
+    expect_server_sound(app);
+}
+
+// The same on the synchronous path: an after hook that throws leaves the outer ones running.
+TEST(HooksMiddleware, AnAfterHookThatThrowsOnTheSyncPath) {
+    App app;
+    quick_options(app.options());
+    add_basic_routes(app);
+    app.use([](Request&, Response& r) { r.add_header("X-Outer", "1"); });
+    app.use([](Request&, Response&) { throw std::runtime_error("after hook failed"); });
+    start_app(app);
+    auto r = get(app, "/hello");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 500);
+    EXPECT_EQ(r->body, "Internal Server Error");
+    EXPECT_EQ(r->header("X-Outer"), "1");
+}
+
+}  // namespace
+}  // namespace vela::e2e

@@ -196,6 +196,34 @@ TEST(SessionE2E, LoginLogoutWithCurl) {
     EXPECT_EQ(jar.curl(base(s) + "/count"), "1");
 }
 
+// A cookie of the same name planted in front of the real one (a sibling subdomain with a
+// longer Path) does not hide it.
+TEST(SessionE2E, APlantedCookieDoesNotHideTheRealOne) {
+    Server s({});
+    const HttpResponse first = get(s.port, "/count");
+    ASSERT_EQ(first.body, "1");
+    const std::string real = set_value(first);
+    const std::string planted(43, 'A');  // well-formed, unknown to the store
+    const HttpResponse r = get(s.port, "/count", cookie_of(planted) + "; " + cookie_of(real));
+    EXPECT_EQ(r.body, "2");
+}
+
+// sessions() twice on one route is a 500 with a clear log line, not a use-after-free.
+TEST(SessionE2E, InstalledTwiceIsAnError) {
+    App app;
+    quick_options(app.options());
+    app.use(sessions());
+    auto g = app.group("/g");
+    g.use(sessions());
+    g.get("/x", [](Request& req) { return session(req).id(); });
+    start_app(app);
+    Client c = Client::tcp(app.port());
+    ASSERT_TRUE(c.send(get_request("/g/x")));
+    auto r = c.read_response();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 500);
+}
+
 // A handler that throws answers 500, and the changes it made before are not saved.
 TEST(SessionE2E, AFailedRequestSavesNothing) {
     Server s({});

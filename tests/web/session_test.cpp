@@ -231,6 +231,23 @@ TEST(MemoryStore, SaveLoadErase) {
     EXPECT_EQ(store.bytes(), 0u);
 }
 
+// update() stores only while the id is held: a session erased by a logout running at the same
+// time stays erased.
+TEST(MemoryStore, UpdateOnlyWhilePresent) {
+    MemoryStore store;
+    SessionStore& s = store;
+    const std::string id = new_id();
+    EXPECT_FALSE(run_now(s.update(id, record(R"({"a":1})"), 60s)));
+    EXPECT_FALSE(store.find(id));
+    store.put(id, record(R"({"a":1})"), 60s);
+    EXPECT_TRUE(run_now(s.update(id, record(R"({"a":2})"), 60s)));
+    EXPECT_EQ(store.find(id)->data, R"({"a":2})");
+    run_now(s.erase(id));
+    EXPECT_FALSE(run_now(s.update(id, record(R"({"a":3})"), 60s)));
+    EXPECT_FALSE(store.find(id));
+    EXPECT_EQ(store.size(), 0u);
+}
+
 TEST(MemoryStore, TaskInterface) {
     MemoryStore store;
     SessionStore& s = store;
