@@ -13,6 +13,7 @@
 #endif
 
 #include <pthread.h>
+#include <signal.h>
 #include <spdlog/logger.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -49,91 +50,92 @@ using SystemClock = std::chrono::system_clock;
 // The start time, as 8 raw bytes (the key fits std::string's own buffer: no allocation).
 constexpr std::string_view kStartAttribute = "vela.access_t0";
 
-void append_uint(std::string& out, std::uint64_t v) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, r.ptr);
-}
+// Writes a line into memory reserved beforehand (bound() bytes at most): plain stores, no
+// capacity check per character.
+struct Writer {
+    char* p;
 
-void append_hex_byte(std::string& out, unsigned char c) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-}
+    // Bytes a field of `n` bytes may take once escaped (\u00hh: 6 per byte).
+    static constexpr std::size_t kEscapedPerByte = 6;
 
-// Text formats: what Apache does for %r and %{...}i: '"' and '\' backslashed, bytes outside
-// printable ASCII as \xhh, so a client cannot end a field or start a new line.
-void append_text(std::string& out, std::string_view s) {
-    std::size_t clean = 0;
-    while (clean < s.size()) {
-        const auto c = static_cast<unsigned char>(s[clean]);
-        if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') break;
-        ++clean;
+    void put(char c) noexcept { *p++ = c; }
+    void put(std::string_view s) noexcept {
+        std::memcpy(p, s.data(), s.size());
+        p += s.size();
     }
-    out.append(s.data(), clean);
-    for (std::size_t i = clean; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c == '"' || c == '\\') {
-            out.push_back('\\');
-            out.push_back(static_cast<char>(c));
-        } else if (c < 0x20 || c > 0x7e) {
-            out.append("\\x");
-            append_hex_byte(out, c);
-        } else {
-            out.push_back(static_cast<char>(c));
+    void put_uint(std::uint64_t v) noexcept { p = std::to_chars(p, p + 20, v).ptr; }
+    void put_hex(unsigned char c) noexcept {
+        static constexpr char kHex[] = "0123456789abcdef";
+        p[0] = kHex[c >> 4];
+        p[1] = kHex[c & 15];
+        p += 2;
+    }
+
+    // Text formats: what Apache does for %r and %{...}i: '"' and '\' backslashed, bytes
+    // outside printable ASCII as \xhh, so a client cannot end a field or start a new line.
+    void text(std::string_view s) noexcept {
+        for (char ch : s) {
+            const auto c = static_cast<unsigned char>(ch);
+            if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\') {
+                *p++ = ch;
+            } else if (c == '"' || c == '\\') {
+                p[0] = '\\';
+                p[1] = ch;
+                p += 2;
+            } else {
+                p[0] = '\\';
+                p[1] = 'x';
+                p += 2;
+                put_hex(c);
+            }
         }
     }
-}
-
-void append_text_or_dash(std::string& out, std::string_view s) {
-    if (s.empty())
-        out.push_back('-');
-    else
-        append_text(out, s);
-}
-
-// JSON strings: the escapes of RFC 8259 section 7; bytes above 0x7E as \u00hh so the line is
-// valid JSON (and ASCII) whatever the client sent.
-void append_json_string(std::string& out, std::string_view s) {
-    out.push_back('"');
-    std::size_t run = 0;  // start of the pending run of characters needing no escape
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\') continue;
-        out.append(s.data() + run, i - run);
-        run = i + 1;
-        out.push_back('\\');
-        switch (c) {
-            case '"':
-                out.push_back('"');
-                break;
-            case '\\':
-                out.push_back('\\');
-                break;
-            case '\n':
-                out.push_back('n');
-                break;
-            case '\r':
-                out.push_back('r');
-                break;
-            case '\t':
-                out.push_back('t');
-                break;
-            default:
-                out.append("u00");
-                append_hex_byte(out, c);
-        }
+    void text_or_dash(std::string_view s) noexcept {
+        if (s.empty())
+            put('-');
+        else
+            text(s);
     }
-    out.append(s.data() + run, s.size() - run);
-    out.push_back('"');
-}
 
-void append_json_string_or_null(std::string& out, std::string_view s) {
-    if (s.empty())
-        out.append("null");
-    else
-        append_json_string(out, s);
-}
+    // JSON strings: the escapes of RFC 8259 section 7; bytes above 0x7E as \u00hh so the line
+    // is valid JSON (and ASCII) whatever the client sent.
+    void json(std::string_view s) noexcept {
+        *p++ = '"';
+        for (char ch : s) {
+            const auto c = static_cast<unsigned char>(ch);
+            if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\') {
+                *p++ = ch;
+                continue;
+            }
+            *p++ = '\\';
+            switch (c) {
+                case '"':
+                case '\\':
+                    *p++ = ch;
+                    break;
+                case '\n':
+                    *p++ = 'n';
+                    break;
+                case '\r':
+                    *p++ = 'r';
+                    break;
+                case '\t':
+                    *p++ = 't';
+                    break;
+                default:
+                    put("u00");
+                    put_hex(c);
+            }
+        }
+        *p++ = '"';
+    }
+    void json_or_null(std::string_view s) noexcept {
+        if (s.empty())
+            put("null");
+        else
+            json(s);
+    }
+};
 
 std::string_view version_text(int v, char (&buf)[9]) {
     switch (v) {
@@ -205,75 +207,72 @@ const TimeText& time_text(std::int64_t second) {
     return t;
 }
 
-void format_text(const AccessLogEntry& e, bool combined, bool extras, std::string& out,
+void format_text(const AccessLogEntry& e, bool combined, bool extras, Writer& w,
                  std::int64_t second) {
     char vbuf[9];
-    append_text_or_dash(out, e.remote);
-    out.append(" - - [");
-    out.append(time_text(second).clf);
-    out.append("] \"");
-    append_text(out, e.method);
-    out.push_back(' ');
-    append_text(out, e.target);
-    out.push_back(' ');
-    out.append(version_text(e.version, vbuf));
-    out.append("\" ");
-    append_uint(out, static_cast<std::uint64_t>(e.status));
-    out.push_back(' ');
+    w.text_or_dash(e.remote);
+    w.put(" - - [");
+    w.put(std::string_view(time_text(second).clf, 26));
+    w.put("] \"");
+    w.text(e.method);
+    w.put(' ');
+    w.text(e.target);
+    w.put(' ');
+    w.put(version_text(e.version, vbuf));
+    w.put("\" ");
+    w.put_uint(static_cast<std::uint64_t>(e.status));
+    w.put(' ');
     if (e.bytes && *e.bytes > 0)
-        append_uint(out, *e.bytes);
+        w.put_uint(*e.bytes);
     else
-        out.push_back('-');  // CLF's %b: "-" for no bytes
+        w.put('-');  // CLF's %b: "-" for no bytes
     if (combined) {
-        out.append(" \"");
-        append_text_or_dash(out, e.referer);
-        out.append("\" \"");
-        append_text_or_dash(out, e.user_agent);
-        out.push_back('"');
+        w.put(" \"");
+        w.text_or_dash(e.referer);
+        w.put("\" \"");
+        w.text_or_dash(e.user_agent);
+        w.put('"');
     }
     if (extras) {
-        out.push_back(' ');
-        append_text_or_dash(out, e.request_id);
-        out.push_back(' ');
-        append_uint(out, e.latency_us);
+        w.put(' ');
+        w.text_or_dash(e.request_id);
+        w.put(' ');
+        w.put_uint(e.latency_us);
     }
 }
 
-void format_json(const AccessLogEntry& e, std::string& out, std::int64_t second, int millis) {
+void format_json(const AccessLogEntry& e, Writer& w, std::int64_t second, int millis) {
     char vbuf[9];
-    out.append("{\"time\":\"");
-    out.append(time_text(second).iso);
-    char ms[6] = {'.',
-                  static_cast<char>('0' + millis / 100),
-                  static_cast<char>('0' + millis / 10 % 10),
-                  static_cast<char>('0' + millis % 10),
-                  'Z',
-                  '"'};
-    out.append(ms, sizeof ms);
-    out.append(",\"remote\":");
-    append_json_string_or_null(out, e.remote);
-    out.append(",\"method\":");
-    append_json_string(out, e.method);
-    out.append(",\"target\":");
-    append_json_string(out, e.target);
-    out.append(",\"version\":\"");
-    out.append(version_text(e.version, vbuf));
-    out.append("\",\"status\":");
-    append_uint(out, static_cast<std::uint64_t>(e.status));
-    out.append(",\"bytes\":");
+    w.put("{\"time\":\"");
+    w.put(std::string_view(time_text(second).iso, 19));
+    w.put('.');
+    w.put(static_cast<char>('0' + millis / 100));
+    w.put(static_cast<char>('0' + millis / 10 % 10));
+    w.put(static_cast<char>('0' + millis % 10));
+    w.put("Z\",\"remote\":");
+    w.json_or_null(e.remote);
+    w.put(",\"method\":");
+    w.json(e.method);
+    w.put(",\"target\":");
+    w.json(e.target);
+    w.put(",\"version\":\"");
+    w.put(version_text(e.version, vbuf));
+    w.put("\",\"status\":");
+    w.put_uint(static_cast<std::uint64_t>(e.status));
+    w.put(",\"bytes\":");
     if (e.bytes)
-        append_uint(out, *e.bytes);
+        w.put_uint(*e.bytes);
     else
-        out.append("null");
-    out.append(",\"latency_us\":");
-    append_uint(out, e.latency_us);
-    out.append(",\"request_id\":");
-    append_json_string_or_null(out, e.request_id);
-    out.append(",\"user_agent\":");
-    append_json_string_or_null(out, e.user_agent);
-    out.append(",\"referer\":");
-    append_json_string_or_null(out, e.referer);
-    out.push_back('}');
+        w.put("null");
+    w.put(",\"latency_us\":");
+    w.put_uint(e.latency_us);
+    w.put(",\"request_id\":");
+    w.json_or_null(e.request_id);
+    w.put(",\"user_agent\":");
+    w.json_or_null(e.user_agent);
+    w.put(",\"referer\":");
+    w.json_or_null(e.referer);
+    w.put('}');
 }
 
 }  // namespace
@@ -284,17 +283,27 @@ void format_access_log(const AccessLogEntry& entry, AccessLogFormat format, bool
         std::chrono::floor<std::chrono::milliseconds>(entry.time).time_since_epoch().count();
     const std::int64_t second = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
     const int millis = static_cast<int>(ms - second * 1000);
+    // The fixed text of the longest format (JSON: about 180 bytes with numbers) plus every
+    // field escaped at its worst.
+    const std::size_t fields = entry.remote.size() + entry.method.size() + entry.target.size() +
+                               entry.request_id.size() + entry.user_agent.size() +
+                               entry.referer.size();
+    const std::size_t bound = 256 + Writer::kEscapedPerByte * fields;
+    const std::size_t old = out.size();
+    out.resize(old + bound);
+    Writer w{out.data() + old};
     switch (format) {
         case AccessLogFormat::common:
-            format_text(entry, false, extras, out, second);
-            return;
+            format_text(entry, false, extras, w, second);
+            break;
         case AccessLogFormat::combined:
-            format_text(entry, true, extras, out, second);
-            return;
+            format_text(entry, true, extras, w, second);
+            break;
         case AccessLogFormat::json:
-            format_json(entry, out, second, millis);
-            return;
+            format_json(entry, w, second, millis);
+            break;
     }
+    out.resize(static_cast<std::size_t>(w.p - out.data()));
 }
 
 std::optional<std::uint64_t> access_log_bytes(const Request& req, const Response& res) noexcept {
@@ -467,7 +476,19 @@ AccessLogState::AccessLogState(AccessLogOptions o)
         logger_->set_level(spdlog::level::info);
         logger_->flush_on(spdlog::level::off);
     }
-    thread_ = std::thread([this] { run(); });
+    // The thread starts with every signal blocked: the server takes SIGINT/SIGTERM through its
+    // loop's signalfd, and blocks them only in run(), after this thread was made; a signal the
+    // kernel handed to this thread instead would kill the process without its graceful stop.
+    sigset_t all, previous;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &previous);
+    try {
+        thread_ = std::thread([this] { run(); });
+    } catch (...) {
+        ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        throw;
+    }
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     Registry& r = registry();
     std::lock_guard lock(r.mu);
     r.live.push_back(this);

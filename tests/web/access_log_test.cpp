@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -401,6 +402,31 @@ TEST(AccessLog, DropsAreReportedThroughTheAppLog) {
     spdlog::set_default_logger(previous);
     EXPECT_NE(os.str().find("access log: 5 lines dropped (queue of 2 full)"), std::string::npos)
         << os.str();
+}
+
+// Regression: the logging thread was made before App::run() blocks SIGINT/SIGTERM for its
+// signalfd, so the kernel could hand it a SIGTERM, whose default action killed the process
+// without the graceful stop (seen as a server that ignored SIGINT under valgrind).
+TEST(AccessLog, TheLoggingThreadBlocksSignals) {
+    AccessLog log = access_log({.writer = [](std::string_view) {}});
+    Parsed p("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    log.finish(p.req, Response("x"));
+    log.flush();  // the thread has written a line: it runs, and has its name
+    std::string blocked;
+    for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(task.path() / "comm");
+        std::string name;
+        std::getline(comm, name);
+        if (name != "vela-access-log") continue;
+        std::ifstream status(task.path() / "status");
+        for (std::string l; std::getline(status, l);)
+            if (l.rfind("SigBlk:", 0) == 0) blocked = l.substr(7);
+    }
+    ASSERT_FALSE(blocked.empty()) << "no vela-access-log thread";
+    const unsigned long long mask = std::stoull(blocked, nullptr, 16);
+    EXPECT_TRUE(mask & (1ull << (SIGINT - 1))) << blocked;
+    EXPECT_TRUE(mask & (1ull << (SIGTERM - 1))) << blocked;
+    EXPECT_TRUE(mask & (1ull << (SIGHUP - 1))) << blocked;
 }
 
 TEST(AccessLog, BadOptionsAreRefused) {
