@@ -13,6 +13,7 @@
 #include "vela/base/log.hpp"
 #include "vela/web/extract.hpp"
 #include "vela/web/http_error.hpp"
+#include "vela/web/request_id.hpp"
 
 namespace vela {
 
@@ -372,7 +373,12 @@ Response App::exception_answer(std::exception_ptr e, const Request& req) const {
     } catch (...) {
     }
     // The target as received: the decoded path may hold CR/LF (%0d%0a) and fake log lines.
-    log::error("{} {}: unhandled exception: {}", req.method_name(), req.target(), what);
+    const std::string_view id = request_id(req);
+    if (id.empty())
+        log::error("{} {}: unhandled exception: {}", req.method_name(), req.target(), what);
+    else
+        log::error("{} {} (request {}): unhandled exception: {}", req.method_name(), req.target(),
+                   id, what);
     return error_answer(Status::InternalServerError, &req,
                         options_.debug_errors ? std::string_view(what) : std::string_view());
 }
