@@ -418,6 +418,10 @@ class AccessLogState {
     std::uint64_t reported_drops_ = 0;  // the logging thread's
     SteadyClock::time_point last_report_ = SteadyClock::now();
     std::atomic<bool> sleeping_{false};
+    // Both sides of the sleep/wake handshake do one acq_rel RMW on it (instead of seq_cst
+    // fences, which ThreadSanitizer does not support): the RMWs are totally ordered, so
+    // whichever side comes second sees what the other wrote before its own.
+    std::atomic<unsigned> handshake_{0};
     std::atomic<bool> stop_{false};
     std::mutex mu_;
     std::condition_variable wake_cv_;  // the logging thread waits here when idle
@@ -515,9 +519,9 @@ void AccessLogState::push(const AccessLogEntry& e) noexcept {
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    // Pairs with the fence in run(): either the logging thread sees the line before it sleeps,
+    // Pairs with the RMW in run(): either the logging thread sees the line before it sleeps,
     // or this thread sees it asleep and wakes it.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    handshake_.fetch_add(1, std::memory_order_acq_rel);
     if (sleeping_.load(std::memory_order_relaxed)) wake();
 }
 
@@ -559,7 +563,7 @@ void AccessLogState::run() {
         }
         std::unique_lock lock(mu_);
         sleeping_.store(true, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        handshake_.fetch_add(1, std::memory_order_acq_rel);
         if (queue_.ready() || stop_.load()) {
             sleeping_.store(false, std::memory_order_relaxed);
             continue;
