@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "vela/http/conditional.hpp"
 #include "vela/http/cookie.hpp"
 #include "vela/vela.hpp"
@@ -26,23 +27,6 @@ namespace vela::e2e {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Ran {
-    int status = -1;
-    std::string out;
-};
-
-Ran run(const std::string& cmd) {
-    Ran r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[16 * 1024];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
 
 bool have_curl() { return std::system("command -v curl >/dev/null 2>&1") == 0; }
 
@@ -166,7 +150,7 @@ class CookieE2E : public ::testing::Test {
     }
 
     Ran curl(const std::string& args) {
-        return run("timeout 20 curl -sS --max-time 10 " + args + " 2>&1");
+        return run_command("timeout 20 curl -sS --max-time 10 " + args + " 2>&1");
     }
     std::string url(std::string_view path) {
         return "http://127.0.0.1:" + std::to_string(port) + std::string(path);

@@ -9,23 +9,13 @@
 #include <string>
 
 #include "e2e/client.hpp"
+#include "e2e/process.hpp"
 #include "e2e/sound.hpp"
 #include "tls/certs.hpp"
 #include "vela/web/http_error.hpp"
 
 namespace vela::e2e {
 namespace {
-
-// Runs a shell command and returns its standard output.
-std::string shell(const std::string& cmd) {
-    std::string out;
-    std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(cmd.c_str(), "r"), ::pclose);
-    if (!p) return out;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p.get())) > 0) out.append(buf, n);
-    return out;
-}
 
 std::string info_of(const Request& r) {
     return std::string(r.remote_ip()) + " " + (r.remote_port() ? "port" : "noport") + " " +

@@ -20,21 +20,12 @@
 #include <vector>
 
 #include "e2e/client.hpp"
+#include "e2e/process.hpp"
 
 #ifdef VELA_TODO_BINARY
 
 namespace vela::e2e {
 namespace {
-
-std::string shell(const std::string& cmd) {
-    std::string out;
-    std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(cmd.c_str(), "r"), ::pclose);
-    if (!p) return out;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p.get())) > 0) out.append(buf, n);
-    return out;
-}
 
 std::string slurp(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

@@ -1,0 +1,36 @@
+#pragma once
+// Running a command line from an end-to-end test (curl, openssl, python3) and reading its
+// standard output.
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <string>
+
+namespace vela::e2e {
+
+/// What a command printed and how it exited.
+struct Ran {
+    /// Exit status (-1: it did not exit normally or could not start).
+    int status = -1;
+    /// Its standard output.
+    std::string out;
+};
+
+/// Runs `cmd` with /bin/sh and returns its exit status and standard output.
+inline Ran run_command(const std::string& cmd) {
+    Ran r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[16 * 1024];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+/// The standard output of `cmd`.
+inline std::string shell(const std::string& cmd) { return run_command(cmd).out; }
+
+}  // namespace vela::e2e
