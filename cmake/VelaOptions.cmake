@@ -29,6 +29,16 @@ endif()
 function(vela_module name)
   cmake_parse_arguments(M "" "" "PUBLIC;PRIVATE" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cpp)
+  if(NOT srcs)
+    # Headers only (so far): an interface library with the same name and dependencies.
+    add_library(vela_${name} INTERFACE)
+    add_library(vela::${name} ALIAS vela_${name})
+    target_include_directories(vela_${name} INTERFACE
+      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    target_link_libraries(vela_${name} INTERFACE ${M_PUBLIC})
+    target_compile_features(vela_${name} INTERFACE cxx_std_20)
+    return()
+  endif()
   add_library(vela_${name} STATIC ${srcs})
   add_library(vela::${name} ALIAS vela_${name})
   target_include_directories(vela_${name}
