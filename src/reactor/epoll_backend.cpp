@@ -32,6 +32,9 @@ void EpollBackend::add(IoHandle& h) {
         case IoHandle::await_write:
             ev.events = EPOLLOUT;
             break;
+        case IoHandle::watch:
+            ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+            break;
     }
     if (epoll_ctl(epfd_, EPOLL_CTL_ADD, h.fd, &ev) < 0)
         throw std::system_error(errno, std::generic_category(), "epoll_ctl add");
@@ -163,6 +166,10 @@ void EpollBackend::poll(int timeout_ms, IoSink& woke) {
             case IoHandle::notify:
             case IoHandle::await_write:
                 h->sink->on_ready();
+                break;
+            case IoHandle::watch:
+                if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) h->sink->on_ready();
+                if ((ev & EPOLLOUT) && h->registered) h->sink->on_write_ready();
                 break;
             case IoHandle::stream:
                 if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {

@@ -54,8 +54,10 @@ struct IoHandle {
     /// Receives the completions for `fd`.
     IoSink* sink = nullptr;
     /// stream: read_into/write_from; listener: accept; notify: on_ready when readable;
-    /// await_write: on_ready when writable.
-    enum Kind : std::uint8_t { stream, listener, notify, await_write } kind = stream;
+    /// await_write: on_ready when writable; watch: edge-triggered readiness of a socket some
+    /// library reads and writes itself (libpq): on_ready on each readable edge (or hang-up,
+    /// error), on_write_ready on each writable edge, for as long as it stays added.
+    enum Kind : std::uint8_t { stream, listener, notify, await_write, watch } kind = stream;
     /// read_into is armed (kept by the backend).
     bool reading = false;
     /// write_from has bytes pending (kept by the backend).
