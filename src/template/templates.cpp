@@ -4,9 +4,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <map>
-#include <sstream>
+#include <memory>
 
 namespace vela::tmpl {
 
@@ -63,12 +65,15 @@ std::map<std::string, FileInfo> scan(const fs::path& dir, std::string_view ext) 
 }
 
 std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    if (!in || !(text << in.rdbuf()))
-        throw TemplateNotFound(
-            fmt::format("vela::tmpl::Templates: cannot read '{}'", path.string()));
-    return std::move(text).str();
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+    std::string text;
+    char buf[16384];
+    std::size_t n = 0;
+    while (f && (n = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, n);
+    if (!f || std::ferror(f.get()))
+        throw TemplateNotFound(fmt::format("vela::tmpl::Templates: cannot read '{}': {}",
+                                           path.string(), std::strerror(errno)));
+    return text;
 }
 
 // True when `set` was built from exactly these files (same names, times and sizes).

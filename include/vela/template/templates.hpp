@@ -46,8 +46,8 @@ class TemplateNotFound : public std::runtime_error {
 /// Templates compiled from the files of one folder (thread-safe; see above).
 class Templates {
   public:
-    /// Loads every `*<extension>` file under `dir`; throws TemplateNotFound for a bad folder,
-    /// TemplateError for a syntax error or an include of a name that is not in the set.
+    /// Loads every `*<extension>` file under `dir`; throws TemplateError for a syntax error,
+    /// TemplateNotFound for a bad folder or an include of a name that is not in the set.
     explicit Templates(std::filesystem::path dir, TemplatesOptions options = {});
     /// Destroys the set.
     ~Templates();
