@@ -571,22 +571,37 @@ class Executor {
     Task<Result> query(std::string_view sql, const A&... args) {
         return run(sql, params(args...));
     }
+    // The helpers bind their arguments at once (not coroutines themselves), so a task made
+    // from temporaries may be awaited later.
     /// Runs a statement and returns the number of rows it changed.
     template <class... A>
     Task<std::uint64_t> execute(std::string_view sql, const A&... args) {
-        Result r = co_await run(sql, params(args...));
-        co_return r.affected();
+        return affected_of(run(sql, params(args...)));
     }
     /// Runs a query and maps every row to T (a VELA_REFLECT struct, or the first column).
     template <class T, class... A>
     Task<std::vector<T>> query_as(std::string_view sql, const A&... args) {
-        Result r = co_await run(sql, params(args...));
-        co_return r.as<T>();
+        return all_as<T>(run(sql, params(args...)));
     }
     /// Runs a query and maps its first row to T; nullopt when it returned no row.
     template <class T, class... A>
     Task<std::optional<T>> query_one(std::string_view sql, const A&... args) {
-        Result r = co_await run(sql, params(args...));
+        return first_as<T>(run(sql, params(args...)));
+    }
+
+  private:
+    static Task<std::uint64_t> affected_of(Task<Result> t) {
+        Result r = co_await std::move(t);
+        co_return r.affected();
+    }
+    template <class T>
+    static Task<std::vector<T>> all_as(Task<Result> t) {
+        Result r = co_await std::move(t);
+        co_return r.as<T>();
+    }
+    template <class T>
+    static Task<std::optional<T>> first_as(Task<Result> t) {
+        Result r = co_await std::move(t);
         co_return r.first_as<T>();
     }
 };
