@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "session_routes.hpp"
 #include "tls/certs.hpp"
 #include "vela/crypto/crypto.hpp"
 #include "vela/vela.hpp"
@@ -38,49 +39,13 @@ struct FakeClock {
     SessionTime now() const { return SessionTime(std::chrono::seconds(secs->load())); }
 };
 
-// The routes every test uses.
-void add_routes(App& app) {
-    app.get("/count", [](Request& req) {
-        Session& s = session(req);
-        const int n = s.get<int>("count").value_or(0) + 1;
-        s.set("count", n);
-        return std::to_string(n);
-    });
-    app.get("/peek", [](Request& req) {  // reads only
-        return std::to_string(session(req).get<int>("count").value_or(0));
-    });
-    app.get("/whoami", [](Request& req) {
-        return session(req).get<std::string>("user").value_or("anonymous");
-    });
-    app.post("/login", [](Request& req) {
-        Session& s = session(req);
-        s.regenerate();
-        s.set("user", std::string(req.body()));
-        return "welcome";
-    });
-    app.post("/logout", [](Request& req) {
-        session(req).destroy();
-        return "bye";
-    });
-    app.post("/big", [](Request& req) {
-        session(req).set("blob", std::string(req.body()));
-        return "stored";
-    });
-    app.get("/id", [](Request& req) { return session(req).id(); });
-    app.get("/count-then-fail", [](Request& req) -> Response {  // changes, then throws
-        Session& s = session(req);
-        s.set("count", s.get<int>("count").value_or(0) + 100);
-        throw std::runtime_error("half done");
-    });
-}
-
 struct Server {
     App app;
     std::uint16_t port = 0;
     explicit Server(SessionOptions o, unsigned threads = 1) {
         quick_options(app.options());
         app.use(sessions(std::move(o)));
-        add_routes(app);
+        add_session_routes(app);
         start_app(app, threads);
         port = app.port();
     }
@@ -292,7 +257,7 @@ TEST(SessionE2E, SecureOverTls) {
     App app;
     quick_options(app.options());
     app.use(sessions());
-    add_routes(app);
+    add_session_routes(app);
     TlsOptions t;
     t.cert = test::test_certs().server_ec_cert;
     t.key = test::test_certs().server_ec_key;

@@ -9,6 +9,7 @@
 
 #include "db/servers.hpp"
 #include "e2e/client.hpp"
+#include "e2e/session_routes.hpp"
 #include "redis/run.hpp"
 #include "vela/vela.hpp"
 #include "vela/web/redis_store.hpp"
@@ -64,25 +65,7 @@ struct RedisSessionServer {
         o.store = std::make_shared<RedisStore>(redis, RedisStoreOptions{.key_prefix = prefix});
         o.idle_timeout = idle;
         app.use(sessions(std::move(o)));
-        app.get("/whoami", [](Request& req) {
-            return session(req).get<std::string>("user").value_or("anonymous");
-        });
-        app.get("/count", [](Request& req) {
-            Session& s = session(req);
-            const int n = s.get<int>("count").value_or(0) + 1;
-            s.set("count", n);
-            return std::to_string(n);
-        });
-        app.post("/login", [](Request& req) {
-            Session& s = session(req);
-            s.regenerate();
-            s.set("user", std::string(req.body()));
-            return "welcome";
-        });
-        app.post("/logout", [](Request& req) {
-            session(req).destroy();
-            return "bye";
-        });
+        e2e::add_session_routes(app);
         e2e::start_app(app, threads);
         port = app.port();
     }
