@@ -113,3 +113,34 @@ verdict() {
   awk -v r="$1" -v op="$2" -v l="$3" 'BEGIN { if (r == "n/a") { print "n/a"; exit }
     ok = (op == "<=") ? r <= l : (op == "<") ? r < l : r >= l; print ok ? "met" : "missed" }'
 }
+
+# ---- wrk --------------------------------------------------------------------------------
+
+# parse_wrk < WRK_OUTPUT (run with --latency): prints rps p50_us p99_us max_us socket_errors non2xx requests
+parse_wrk() {
+  awk '
+    function us(v,   n) {
+      n = v + 0
+      if (v ~ /us$/) return n
+      if (v ~ /ms$/) return n * 1000
+      if (v ~ /m$/)  return n * 60e6
+      if (v ~ /h$/)  return n * 3600e6
+      if (v ~ /s$/)  return n * 1e6
+      return n
+    }
+    $1 == "Latency" && $2 != "Distribution" { max = us($4) }
+    $1 == "50%" { p50 = us($2) }
+    $1 == "99%" { p99 = us($2) }
+    /requests in/ { req = $1 }
+    /^Requests\/sec:/ { rps = $2 }
+    /^ *Socket errors:/ { gsub(/,/, ""); err = $4 + $6 + $8 + $10 }
+    /Non-2xx or 3xx responses:/ { non2xx = $NF }
+    END { printf "%s %s %s %s %d %d %s\n", rps == "" ? "?" : rps, p50 == "" ? "?" : p50,
+          p99 == "" ? "?" : p99, max == "" ? "?" : max, err, non2xx, req == "" ? "?" : req }'
+}
+
+# human_us MICROSECONDS: readable ("?" stays "?").
+human_us() {
+  awk -v v="$1" 'BEGIN { if (v == "?") print "?"; else if (v >= 1e6) printf "%.2fs\n", v / 1e6;
+    else if (v >= 1000) printf "%.2fms\n", v / 1000; else printf "%.0fus\n", v }'
+}
