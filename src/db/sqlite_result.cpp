@@ -154,11 +154,16 @@ std::string SqliteResult::bytes(std::size_t r, std::size_t c) const {
 TimePoint SqliteResult::time(std::size_t r, std::size_t c) const {
     const Cell& x = cell(r, c);
     using std::chrono::duration_cast;
-    if (x.type == SQLITE_INTEGER)
-        return TimePoint(duration_cast<TimePoint::duration>(std::chrono::seconds(x.i)));
-    if (x.type == SQLITE_FLOAT)
-        return TimePoint(
-            duration_cast<TimePoint::duration>(std::chrono::microseconds(std::llround(x.d * 1e6))));
+    if (x.type == SQLITE_INTEGER || x.type == SQLITE_FLOAT) {  // seconds since the epoch
+        const double us = x.type == SQLITE_INTEGER ? static_cast<double>(x.i) * 1e6 : x.d * 1e6;
+        if (!(std::fabs(us) < 9.2e15) || !sqlite::in_range(std::llround(us)))
+            throw MappingError(fmt::format(
+                "column '{}' holds {} seconds, out of the range of a time", names_[c], us / 1e6));
+        // Whole seconds exactly (a double holds every microsecond count in range).
+        const std::int64_t micros =
+            x.type == SQLITE_INTEGER ? x.i * 1000000 : static_cast<std::int64_t>(std::llround(us));
+        return TimePoint(duration_cast<TimePoint::duration>(std::chrono::microseconds(micros)));
+    }
     if (x.type == SQLITE_TEXT) {
         if (auto t = sqlite::parse_time(text_of(x))) return *t;
         throw MappingError(fmt::format(

@@ -35,6 +35,13 @@ bool take(std::string_view s, std::size_t& pos, char c) {
 
 }  // namespace
 
+bool in_range(std::int64_t micros) noexcept {
+    using Period = TimePoint::duration::period;
+    constexpr std::int64_t per_micro = Period::den / (Period::num * 1000000);  // 1000 for ns
+    constexpr std::int64_t limit = INT64_MAX / (per_micro > 0 ? per_micro : 1);
+    return micros <= limit && micros >= -limit;
+}
+
 std::string format_time(TimePoint t) {
     using namespace std::chrono;
     const auto us = floor<microseconds>(t);
@@ -89,8 +96,9 @@ std::optional<TimePoint> parse_time(std::string_view s) {
         }
     }
     if (pos != s.size()) return std::nullopt;
-    return TimePoint(duration_cast<TimePoint::duration>(sys_days(ymd).time_since_epoch() +
-                                                        microseconds(micros)));
+    micros += duration_cast<microseconds>(sys_days(ymd).time_since_epoch()).count();
+    if (!in_range(micros)) return std::nullopt;  // beyond the time type (years 1678-2262)
+    return TimePoint(duration_cast<TimePoint::duration>(microseconds(micros)));
 }
 
 }  // namespace vela::db::sqlite

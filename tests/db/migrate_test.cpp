@@ -178,3 +178,37 @@ TEST(Migrate, ConcurrentMigrationsApplyEachFileOnce) {
 
 }  // namespace
 }  // namespace vela::db
+
+namespace vela::db {
+namespace {
+
+// The same migrations on PostgreSQL, from two loops at once (the advisory lock path).
+TEST(MigratePg, ConcurrentMigrationsApplyEachFileOnce) {
+    VELA_NEED_PG(url);
+    ScratchDir dir;
+    write_counting_migrations(dir.path());
+    Database db(url);
+    test::on_loop([&]() -> Task<void> {
+        co_await db.run_script("DROP TABLE IF EXISTS log; DROP TABLE IF EXISTS vela_migrations;");
+    });
+    std::atomic<std::size_t> applied{0};
+    on_loops(2, [&](std::size_t) -> Task<void> { applied += co_await db.migrate(dir.path()); });
+    EXPECT_EQ(applied.load(), 21u);
+    on_loop([&]() -> Task<void> {
+        EXPECT_EQ(co_await db.query_one<std::int64_t>("SELECT count(*) FROM log"), 20);
+        EXPECT_EQ(co_await db.migrate(dir.path()), 0u);
+        write(dir.path() + "/200_bad.sql", "INSERT INTO log VALUES (99); SELECT * FROM nope;");
+        std::string msg;
+        try {
+            co_await db.migrate(dir.path());
+        } catch (const StatementError& e) {
+            msg = e.what();
+        }
+        EXPECT_NE(msg.find("'200_bad.sql'"), std::string::npos) << msg;
+        EXPECT_EQ(co_await db.query_one<std::int64_t>("SELECT count(*) FROM log"), 20);
+        co_await db.run_script("DROP TABLE log; DROP TABLE vela_migrations;");
+    });
+}
+
+}  // namespace
+}  // namespace vela::db

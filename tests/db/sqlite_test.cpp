@@ -105,7 +105,8 @@ TEST(Sqlite, TimesReadFromIsoTextAndUnixSeconds) {
     on_loop([&]() -> Task<void> {
         Result r = co_await db.query(
             "SELECT '2024-05-01T12:30:00Z', 1714566600, '2024-05-01 14:30:00+02:00', "
-            "1714566600.5, '2024-05-01', unixepoch('2024-05-01 12:30:00'), 'not a time'");
+            "1714566600.5, '2024-05-01', unixepoch('2024-05-01 12:30:00'), 'not a time', "
+            "99999999999999");
         const TimePoint want = TimePoint(std::chrono::seconds(1714566600));
         EXPECT_EQ(r[0].get<TimePoint>(0), want);
         EXPECT_EQ(r[0].get<TimePoint>(1), want);
@@ -114,6 +115,7 @@ TEST(Sqlite, TimesReadFromIsoTextAndUnixSeconds) {
         EXPECT_EQ(r[0].get<TimePoint>(4), want - 12h - 30min);
         EXPECT_EQ(r[0].get<TimePoint>(5), want);
         EXPECT_THROW(r[0].get<TimePoint>(6), MappingError);
+        EXPECT_THROW(r[0].get<TimePoint>(7), MappingError);  // out of range, not wrapped
     });
 }
 
@@ -138,6 +140,9 @@ TEST(Sqlite, TimeTextTable) {
         {"2024-01-01 10:00:00 ", std::nullopt},
         {"2024-1-01", std::nullopt},
         {"", std::nullopt},
+        {"0000-01-01", std::nullopt},  // outside TimePoint (nanoseconds: years 1678-2262)
+        {"2300-01-01", std::nullopt},
+        {"2262-01-01 00:00", 9214646400000000},
     };
     for (const Case& c : cases) {
         auto t = sqlite::parse_time(c.text);

@@ -16,7 +16,10 @@ namespace vela::db::sqlite {
 
 /// `t` as the text a time parameter is stored as: "YYYY-MM-DD HH:MM:SS.ffffff" (UTC).
 std::string format_time(TimePoint t);
-/// The time in ISO-8601 text as described above, or nullopt when it is not one.
+/// True when `micros` microseconds since the epoch fit TimePoint (about years 1678-2262).
+bool in_range(std::int64_t micros) noexcept;
+/// The time in ISO-8601 text as described above, or nullopt when it is not one (or is out of
+/// TimePoint's range).
 std::optional<TimePoint> parse_time(std::string_view text);
 
 }  // namespace vela::db::sqlite
