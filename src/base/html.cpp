@@ -3,28 +3,34 @@
 namespace vela {
 
 void append_html_escaped(std::string& out, std::string_view text) {
-    out.reserve(out.size() + text.size());
-    for (char c : text) {
-        switch (c) {
+    // Runs of plain characters are appended whole: most text has few or no special ones.
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        std::string_view ref;
+        switch (text[i]) {
             case '&':
-                out += "&amp;";
+                ref = "&amp;";
                 break;
             case '<':
-                out += "&lt;";
+                ref = "&lt;";
                 break;
             case '>':
-                out += "&gt;";
+                ref = "&gt;";
                 break;
             case '"':
-                out += "&quot;";
+                ref = "&quot;";
                 break;
             case '\'':
-                out += "&#39;";
+                ref = "&#39;";
                 break;
             default:
-                out += c;
+                continue;
         }
+        out.append(text.data() + run, i - run);
+        out.append(ref);
+        run = i + 1;
     }
+    out.append(text.data() + run, text.size() - run);
 }
 
 }  // namespace vela
