@@ -15,6 +15,7 @@
 #include <coroutine>
 #include <mutex>
 
+#include "pg_backend.hpp"
 #include "pg_connection.hpp"
 #include "pg_result.hpp"
 
@@ -65,7 +66,7 @@ class Pool final : public ConnectionOwner, public std::enable_shared_from_this<P
 
     Connection* best_shared();
     std::shared_ptr<Connection> take_idle();
-    void submitted(Connection& c);
+    bool can_grow() const noexcept { return members_.size() < opts.pool_size; }
     void enqueue(Waiter& w);
     void unqueue(Waiter& w) noexcept;
     void release(const std::shared_ptr<Connection>& c);
@@ -169,9 +170,10 @@ class Statement final : public Op, public Waiter {
     void done() override { finish(); }
     bool place(Pool& pool) override {
         Connection* c = pool.best_shared();
-        if (!c || !submit(*c)) return false;
-        pool.submitted(*c);
-        return true;
+        // All busy while the pool may grow: wait for a new connection rather than queue
+        // behind statements that may be slow (head-of-line blocking).
+        if (!c || (c->outstanding() > 0 && pool.can_grow())) return false;
+        return submit(*c);
     }
     void fail(Outcome::Kind kind, std::string message) override {
         set_failure(kind, std::move(message));
@@ -349,11 +351,6 @@ std::shared_ptr<Connection> Pool::take_idle() {
     return nullptr;
 }
 
-void Pool::submitted(Connection& c) {
-    // Busy already: open another connection (up to pool_size) to spread the load on.
-    if (c.outstanding() > 1) maybe_connect();
-}
-
 void Pool::enqueue(Waiter& w) {
     w.prev = tail_;
     w.next = nullptr;
@@ -411,7 +408,9 @@ void Pool::release(const std::shared_ptr<Connection>& c) {
 }
 
 void Pool::maybe_connect() {
-    if (members_.size() >= opts.pool_size || connecting() > 0) return;
+    // Connections open in parallel, one per statement waiting (up to pool_size).
+    const std::size_t opening = connecting();
+    if (members_.size() >= opts.pool_size || (opening > 0 && opening >= waiting_)) return;
     const auto now = Clock::now();
     if (now < next_attempt_) {
         if (retry_armed_) return;
@@ -682,6 +681,10 @@ class PgBackend final : public Backend {
         return *found;
     }
 
+    // For LISTEN/NOTIFY and COPY (pg_backend.hpp).
+    const ConnectParams& params() const noexcept { return params_; }
+    const Options& options() const noexcept { return opts_; }
+
     PgPoolStats stats() {
         PgPoolStats s = pool().stats();
         std::lock_guard lock(mu_);
@@ -697,7 +700,32 @@ class PgBackend final : public Backend {
     std::vector<std::shared_ptr<Pool>> pools_;
 };
 
+PgBackend& backend_of(Database& db, const char* what) {
+    auto* b = dynamic_cast<PgBackend*>(&db.backend());
+    if (!b) throw Error(fmt::format("{}: the database is not PostgreSQL", what));
+    return *b;
+}
+
 }  // namespace
+
+Task<Lease> lease(Database& db, const char* what) {
+    Pool& p = backend_of(db, what).pool();
+    std::shared_ptr<Connection> conn = co_await Acquire(p);
+    auto hold = std::make_shared<Hold>();
+    hold->pool = p.weak_from_this();
+    hold->conn = conn;
+    Lease out;
+    out.conn = std::move(conn);
+    out.hold = std::move(hold);
+    co_return out;
+}
+
+const ConnectParams& connect_params(Database& db, const char* what) {
+    return backend_of(db, what).params();
+}
+
+const Options& options(Database& db, const char* what) { return backend_of(db, what).options(); }
+
 }  // namespace pg
 
 std::unique_ptr<Backend> make_postgres(std::string_view url, const Options& options) {
