@@ -1,7 +1,7 @@
 // vela's side of the TechEmpower database scenarios (docs/benchmarks.md, "Databases"), run by
 // bench/db/run against a local PostgreSQL:
 //   vela_bench_db [--db postgres://...] [--sqlite FILE] [--port N] [--threads N] [--host ADDR]
-//                 [--pool N]
+//                 [--pool N] [--no-pipeline]
 // With --db (tables World and Fortune, filled by bench/db/run):
 //   GET /db             one random World row (id 1..10000) as {"id":..,"randomNumber":..}
 //   GET /queries?q=N    N random rows (N clamped to 1..500; missing or not a number is 1),
@@ -35,6 +35,8 @@
 #include <vela/template/template.hpp>
 #include <vela/vela.hpp>
 
+#include "../fortunes.hpp"
+
 namespace {
 
 // A World row; the column randomnumber is read under its JSON name.
@@ -44,18 +46,8 @@ struct World {
 };
 VELA_REFLECT(World, id, randomNumber)
 
-// A Fortune row.
-struct Fortune {
-    int id = 0;
-    std::string message;
-};
-VELA_REFLECT(Fortune, id, message)
-
-// What the fortunes template renders.
-struct FortunesPage {
-    std::vector<Fortune> fortunes;
-};
-VELA_REFLECT(FortunesPage, fortunes)
+using bench::Fortune;
+using bench::FortunesPage;
 
 constexpr std::string_view kWorldById =
     "SELECT id, randomnumber AS \"randomNumber\" FROM world WHERE id = $1";
@@ -64,12 +56,6 @@ constexpr std::string_view kAllFortunes = "SELECT id, message FROM fortune";
 constexpr std::string_view kUpdateWorlds =
     "UPDATE world SET randomnumber = v.r FROM unnest($1::int[], $2::int[]) AS v(id, r) "
     "WHERE world.id = v.id";
-
-constexpr std::string_view kFortunesTemplate =
-    "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>"
-    "<tr><th>id</th><th>message</th></tr>"
-    "{{#fortunes}}<tr><td>{{id}}</td><td>{{message}}</td></tr>{{/fortunes}}"
-    "</table></body></html>";
 
 // A random World id, 1 to 10000 (xorshift64* per thread, seeded once from random_device).
 int random_id() {
@@ -156,7 +142,7 @@ vela::Task<vela::Response> updates(vela::db::Database& db, std::size_t n) {
 
 constexpr std::string_view kUsage =
     "usage: vela_bench_db [--db URL] [--sqlite FILE] [--port N] [--threads N] [--host ADDR]\n"
-    "                     [--pool N]\n"
+    "                     [--pool N] [--no-pipeline]\n"
     "  --db URL       PostgreSQL (postgres://user@host:port/db) with tables World and Fortune:\n"
     "                 serves /db, /queries?q=N, /fortunes and /updates?q=N\n"
     "  --sqlite FILE  SQLite file with table World: serves /sqlite/db\n"
@@ -164,6 +150,7 @@ constexpr std::string_view kUsage =
     "  --threads N    event loops, 0 to 1024 (default 0: one per core)\n"
     "  --host ADDR    numeric IPv4 address to listen on (default: all interfaces)\n"
     "  --pool N       PostgreSQL connections per event loop, 1 to 1024 (default 4)\n"
+    "  --no-pipeline  PostgreSQL: one statement at a time per connection (to compare)\n"
     "  -h, --help     print this text and exit\n";
 
 // A command-line mistake: one line on stderr, exit code 2.
@@ -188,11 +175,16 @@ unsigned parse_number(std::string_view option, std::string_view value, unsigned 
 int main(int argc, char** argv) {
     unsigned port = 8080, threads = 0, pool = 4;
     std::string host, pg_url, sqlite_file;
+    bool pipeline = true;
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         if (arg == "-h" || arg == "--help") {
             std::fputs(kUsage.data(), stdout);
             return 0;
+        }
+        if (arg == "--no-pipeline") {
+            pipeline = false;
+            continue;
         }
         if (arg != "--port" && arg != "--threads" && arg != "--host" && arg != "--db" &&
             arg != "--sqlite" && arg != "--pool")
@@ -216,6 +208,7 @@ int main(int argc, char** argv) {
     // Made before the app, so they outlive its loops.
     vela::db::Options options;
     options.pool_size = pool;
+    options.pipeline = pipeline;
     std::unique_ptr<vela::db::Database> pg, sqlite;
     try {
         if (!pg_url.empty()) pg = std::make_unique<vela::db::Database>(pg_url, options);
@@ -226,7 +219,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     const vela::tmpl::Template fortunes_page =
-        vela::tmpl::Template::compile(kFortunesTemplate, "fortunes");
+        vela::tmpl::Template::compile(bench::kFortunes, "fortunes");
 
     vela::App app;
     if (pg) {

@@ -7,28 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "../fortunes.hpp"
 #include "vela/base/html.hpp"
 #include "vela/json/json.hpp"
 #include "vela/template/template.hpp"
 
 namespace bench {
-
-struct Fortune {
-    int id = 0;
-    std::string message;
-};
-VELA_REFLECT(Fortune, id, message)
-
-struct FortunesPage {
-    std::vector<Fortune> fortunes;
-};
-VELA_REFLECT(FortunesPage, fortunes)
-
-constexpr const char* kFortunes =
-    "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>"
-    "<tr><th>id</th><th>message</th></tr>"
-    "{{#fortunes}}<tr><td>{{id}}</td><td>{{message}}</td></tr>{{/fortunes}}"
-    "</table></body></html>";
 
 FortunesPage page() {
     return {{
