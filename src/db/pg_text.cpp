@@ -59,10 +59,10 @@ unsigned month_days(std::int64_t y, unsigned m) noexcept {
 }  // namespace
 
 std::optional<std::int64_t> parse_timestamp(std::string_view s) noexcept {
-    // Year: four or more digits (PostgreSQL prints years above 9999 with more).
+    // Year: four or five digits (PostgreSQL prints years above 9999 with more).
     std::size_t i = 0;
     while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    if (i < 4 || i > 6) return std::nullopt;
+    if (i < 4 || i > 5) return std::nullopt;  // up to 99999: microseconds fit in 64 bits
     std::int64_t year = 0;
     for (std::size_t k = 0; k < i; ++k) year = year * 10 + (s[k] - '0');
     unsigned month = 0, day = 0, hour = 0, minute = 0, second = 0;

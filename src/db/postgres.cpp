@@ -478,6 +478,7 @@ void Pool::on_idle(Connection& c) {
         loop.defer([conn = m->conn] { conn->close("retired (max_lifetime)"); });
         return;
     }
+    Waiter* granted = nullptr;
     if (m->mode == Mode::draining) {
         m->mode = Mode::shared;
         // Idle now: give it to the first transaction waiting, before shared statements.
@@ -485,14 +486,14 @@ void Pool::on_idle(Connection& c) {
             if (!w->exclusive) continue;
             if (w->place(*this)) {
                 unqueue(*w);
-                loop.defer([w, p = weak_from_this()] {
-                    if (p.lock()) w->placed();
-                });
+                granted = w;
             }
             break;
         }
     }
+    auto self = shared_from_this();
     if (waiting_ > 0) serve();
+    if (granted) granted->placed();
 }
 
 void Pool::arm_sweep() {
