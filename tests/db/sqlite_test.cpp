@@ -375,6 +375,32 @@ TEST(Sqlite, AWriteWaitingOnAnOpenTransactionTimesOut) {
     });
 }
 
+TEST(Sqlite, AnotherProcessHoldingTheWriteLockGivesTimeoutErrorAfterTheBusyTimeout) {
+    ScratchDir dir;
+    Options o;
+    o.sqlite_busy_timeout = 150ms;
+    Database first(dir.url(), o),
+        second(dir.url(), o);  // two writers on one file, as two processes
+    on_loop([&]() -> Task<void> {
+        co_await first.run_script("CREATE TABLE t (v INTEGER)");
+        auto tx = co_await first.begin();
+        co_await tx->execute("INSERT INTO t VALUES (1)");
+        const auto t0 = std::chrono::steady_clock::now();
+        std::string state;
+        try {
+            co_await second.execute("INSERT INTO t VALUES (2)");
+        } catch (const TimeoutError& e) {
+            state = e.sqlstate();
+        }
+        EXPECT_EQ(state, "55P03");
+        EXPECT_GE(std::chrono::steady_clock::now() - t0, 140ms);
+        EXPECT_EQ(co_await second.query_one<int>("SELECT count(*) FROM t"), 0);  // WAL: reads go on
+        co_await tx->commit();
+        co_await second.execute("INSERT INTO t VALUES (2)");
+        EXPECT_EQ(co_await first.query_one<int>("SELECT count(*) FROM t"), 2);
+    });
+}
+
 TEST(Sqlite, LargeResultOf100kRows) {
     ScratchDir dir;
     Database db(dir.url());
@@ -496,9 +522,10 @@ TEST(Sqlite, TheLoopKeepsRunningWhileAStatementRuns) {
         const auto took = std::chrono::steady_clock::now() - t0;
         running = false;
         EXPECT_EQ(sum, std::int64_t{3000000} * 3000001 / 2);
-        // The timer fired throughout: at least a third of the 5 ms slots the statement took.
+        // The timer fired while the statement ran (a blocked loop fires none until it ends).
+        // Loose bound: the shared CI machine may starve the loop thread for a while.
         EXPECT_GE(took, 100ms) << "the statement was too fast to show anything";
-        EXPECT_GE(ticks, static_cast<int>(took / 5ms / 3)) << "ticks " << ticks;
+        EXPECT_GE(ticks, std::max(3, static_cast<int>(took / 5ms / 20))) << "ticks " << ticks;
         co_await vela::sleep(10ms);
     });
 }
