@@ -1,8 +1,10 @@
 // A small but complete web app: accounts with sessions, a todo list as HTML forms and as a
 // JSON API, file attachments, CORS for the API, security headers, a login rate limit, request
-// ids and an access log. Data lives in memory (lost on restart); attachments are files under
-// --data.
-//   todo [--port N] [--threads N] [--data DIR] [--cors-origin ORIGIN] [--access-log FILE]
+// ids and an access log. Accounts and todos live in a database (vela::db): an SQLite file
+// under --data by default, or PostgreSQL with --db postgres://...; the schema comes from the
+// numbered SQL files in --migrations, applied at start. Attachments are files under --data.
+//   todo [--port N] [--threads N] [--data DIR] [--db URL] [--migrations DIR]
+//        [--cors-origin ORIGIN] [--access-log FILE]
 //
 // Try it:
 //   curl -c jar -d 'user=ann&password=correct-horse' localhost:8080/register
@@ -16,17 +18,25 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include <vela/db/db.hpp>
+#include <vela/reactor/blocking.hpp>
 #include <vela/vela.hpp>
 
 #include "cli.hpp"
+
+// The migrations folder of the source tree (set by examples/CMakeLists.txt), so the binary
+// finds it wherever it runs from.
+#ifndef TODO_MIGRATIONS_DIR
+#define TODO_MIGRATIONS_DIR "examples/todo/migrations"
+#endif
 
 namespace {
 
@@ -34,7 +44,12 @@ constexpr std::string_view kUsage =
     "usage: todo [options]\n"
     "  --port N              HTTP port, 0 to 65535 (default 8080)\n"
     "  --threads N           event loops, 0 to 1024 (default 0: one per core)\n"
-    "  --data DIR            where attachments are kept (default ./todo-data; created)\n"
+    "  --data DIR            attachments and the SQLite file todo.db (default ./todo-data;\n"
+    "                        created)\n"
+    "  --db URL              the database instead: sqlite:///abs/file.db, sqlite://rel.db,\n"
+    "                        postgres://user:password@host:port/db (default: sqlite in --data)\n"
+    "  --migrations DIR      the schema's SQL files (default: " TODO_MIGRATIONS_DIR
+    ")\n"
     "  --cors-origin ORIGIN  an origin allowed to call /api with credentials\n"
     "                        (default http://localhost:5173)\n"
     "  --access-log FILE     access log file, rotated by size (default: standard output)\n"
@@ -44,6 +59,8 @@ struct Options {
     std::uint16_t port = 8080;
     unsigned threads = 0;
     std::string data = "todo-data";
+    std::string db;  // empty: sqlite in `data`
+    std::string migrations = TODO_MIGRATIONS_DIR;
     std::string cors_origin = "http://localhost:5173";
     std::string access_log;
 };
@@ -58,6 +75,10 @@ Options parse_args(int argc, char** argv) {
             o.threads = cl.number(arg, value(), 1024);
         else if (arg == "--data")
             o.data = std::string(value());
+        else if (arg == "--db")
+            o.db = std::string(value());
+        else if (arg == "--migrations")
+            o.migrations = std::string(value());
         else if (arg == "--cors-origin")
             o.cors_origin = std::string(value());
         else if (arg == "--access-log")
@@ -76,7 +97,6 @@ struct Todo {
     std::string title;
     bool done = false;
     std::optional<std::string> attachment;  // the uploaded file's name
-    std::string attachment_path{};          // where it is kept (not part of the JSON)
 };
 VELA_REFLECT(Todo, id, title, done, attachment)
 
@@ -97,74 +117,144 @@ struct Credentials {
 };
 VELA_REFLECT(Credentials, VELA_REQUIRED(user), VELA_REQUIRED(password))
 
+// A row of the accounts table (hex text: the same column type in SQLite and PostgreSQL).
 struct Account {
     std::string salt;
     std::string hash;
-    std::vector<Todo> todos;
-    std::int64_t next_id = 1;
 };
+VELA_REFLECT(Account, VELA_REQUIRED(salt), VELA_REQUIRED(hash))
 
-// PBKDF2-HMAC-SHA256. It runs on the loop thread and takes a few milliseconds, which is
-// what sign-ins cost; a real service would pick a memory-hard hash (scrypt, Argon2) and tune
-// it, and the rate limit on the sign-in routes keeps anyone from turning it into a DoS.
+std::string to_hex(std::string_view bytes) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char c : bytes) {
+        out += digits[c >> 4];
+        out += digits[c & 15];
+    }
+    return out;
+}
+
+// PBKDF2-HMAC-SHA256, in hex. It takes a few milliseconds of CPU, so the handlers run it with
+// vela::run_blocking, off the event loop. A real service would pick a memory-hard hash
+// (scrypt, Argon2) and tune it; the rate limit on the sign-in routes keeps anyone from turning
+// it into a DoS.
 std::string hash_password(std::string_view password, std::string_view salt) {
     unsigned char out[32];
     PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
                       reinterpret_cast<const unsigned char*>(salt.data()),
                       static_cast<int>(salt.size()), 20'000, EVP_sha256(), sizeof out, out);
-    return std::string(reinterpret_cast<char*>(out), sizeof out);
+    return to_hex(std::string_view(reinterpret_cast<char*>(out), sizeof out));
 }
 
-// Every loop thread uses the store: one mutex (requests hold it for microseconds).
+// Coroutines here take their arguments by reference to named objects of the caller and keep
+// temporaries out of co_await expressions: GCC 12 miscompiles some non-trivial temporaries
+// that live across a co_await (a closure holding strings passed to run_blocking is freed
+// wrongly).
+vela::Task<std::string> hash_off_loop(const std::string& password, const std::string& salt) {
+    auto work = [password, salt] { return hash_password(password, salt); };
+    co_return co_await vela::run_blocking(std::move(work));
+}
+
+// The data, in a vela::db::Database shared by every loop (SQLite file or PostgreSQL).
+// Attachments are files named after their todo: <files>/<hex(user)>-<id>.
 class Store {
   public:
-    bool add_user(const Credentials& c) {
-        Account a;
-        a.salt = vela::crypto::random_bytes(16);
-        a.hash = hash_password(c.password, a.salt);
-        std::lock_guard lock(mu_);
-        return accounts_.emplace(c.user, std::move(a)).second;
-    }
-    bool check(const Credentials& c) {
-        std::string salt, hash;
-        {
-            std::lock_guard lock(mu_);
-            auto it = accounts_.find(c.user);
-            if (it == accounts_.end()) return false;
-            salt = it->second.salt;
-            hash = it->second.hash;
+    Store(vela::db::Database& db, std::string files) : db_(db), files_(std::move(files)) {}
+
+    // Creates the account; false when the name is taken.
+    vela::Task<bool> add_user(const Credentials& c) {
+        const std::string salt = to_hex(vela::crypto::random_bytes(16));
+        const std::string hash = co_await hash_off_loop(c.password, salt);
+        try {
+            co_await db_.execute("INSERT INTO accounts (name, salt, hash) VALUES ($1, $2, $3)",
+                                 c.user, salt, hash);
+        } catch (const vela::db::UniqueViolation&) {
+            co_return false;
         }
-        return vela::crypto::equal_constant_time(hash_password(c.password, salt), hash);
+        co_return true;
     }
-    std::vector<Todo> list(const std::string& user) {
-        std::lock_guard lock(mu_);
-        return accounts_[user].todos;
+    // True when the user exists and the password is theirs.
+    vela::Task<bool> check(const Credentials& c) {
+        const std::optional<Account> a = co_await db_.query_one<Account>(
+            "SELECT salt, hash FROM accounts WHERE name = $1", c.user);
+        // An unknown name costs the same hash, so timing does not tell which names exist.
+        const std::string salt = a ? a->salt : "unknown";
+        const std::string hash = co_await hash_off_loop(c.password, salt);
+        co_return a&& vela::crypto::equal_constant_time(hash, a->hash);
     }
-    Todo add(const std::string& user, std::string title) {
-        std::lock_guard lock(mu_);
-        Account& a = accounts_[user];
-        Todo& t = a.todos.emplace_back();
-        t.id = a.next_id++;
-        t.title = std::move(title);
-        return a.todos.back();
+    vela::Task<std::vector<Todo>> list(const std::string& user) {
+        return db_.query_as<Todo>(
+            "SELECT id, title, done, attachment FROM todos WHERE account = $1 ORDER BY id", user);
     }
-    // Applies `f` to the todo `id` of `user`; false when there is none.
-    template <class F>
-    bool with(const std::string& user, std::int64_t id, F&& f) {
-        std::lock_guard lock(mu_);
-        for (Todo& t : accounts_[user].todos)
-            if (t.id == id) return f(t), true;
-        return false;
+    // The new todo; nullopt when the account is gone.
+    vela::Task<std::optional<Todo>> add(const std::string& user, const std::string& title) {
+        // The account's counter and the insert commit together: ids are never reused.
+        auto body = [&](vela::db::Transaction& tx) -> vela::Task<std::optional<Todo>> {
+            const std::optional<std::int64_t> id = co_await tx.query_one<std::int64_t>(
+                "UPDATE accounts SET next_todo = next_todo + 1 WHERE name = $1 "
+                "RETURNING next_todo - 1",
+                user);
+            if (!id) co_return std::nullopt;
+            co_return co_await tx.query_one<Todo>(
+                "INSERT INTO todos (account, id, title) VALUES ($1, $2, $3) "
+                "RETURNING id, title, done, attachment",
+                user, *id, title);
+        };
+        co_return co_await db_.transaction(body);
     }
-    bool remove(const std::string& user, std::int64_t id) {
-        std::lock_guard lock(mu_);
-        auto& v = accounts_[user].todos;
-        return std::erase_if(v, [&](const Todo& t) { return t.id == id; }) > 0;
+    // False when there is no such todo.
+    vela::Task<bool> toggle(const std::string& user, std::int64_t id) {
+        const std::uint64_t n = co_await db_.execute(
+            "UPDATE todos SET done = NOT done WHERE account = $1 AND id = $2", user, id);
+        co_return n > 0;
+    }
+    // The changed todo; nullopt when there is none.
+    vela::Task<std::optional<Todo>> update(const std::string& user, std::int64_t id,
+                                           const TodoPatch& p) {
+        return db_.query_one<Todo>(
+            "UPDATE todos SET title = COALESCE($3, title), done = COALESCE($4, done) "
+            "WHERE account = $1 AND id = $2 RETURNING id, title, done, attachment",
+            user, id, p.title, p.done);
+    }
+    // False when there was no such todo.
+    vela::Task<bool> remove(const std::string& user, std::int64_t id) {
+        const std::uint64_t n =
+            co_await db_.execute("DELETE FROM todos WHERE account = $1 AND id = $2", user, id);
+        if (n == 0) co_return false;
+        std::error_code ec;
+        std::filesystem::remove(file_of(user, id), ec);  // none is fine
+        co_return true;
+    }
+    // Keeps `f` as the attachment `name` of the todo; false when there is no such todo.
+    vela::Task<bool> attach(const std::string& user, std::int64_t id, vela::UploadedFile& f,
+                            const std::string& name) {
+        const std::string path = file_of(user, id);
+        f.move_to(path);  // replaces the previous one at once
+        const std::uint64_t n = co_await db_.execute(
+            "UPDATE todos SET attachment = $3 WHERE account = $1 AND id = $2", user, id, name);
+        if (n > 0) co_return true;
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+        co_return false;
+    }
+    // The attachment's name and file; nullopt when the todo has none.
+    vela::Task<std::optional<std::pair<std::string, std::string>>> attachment(
+        const std::string& user, std::int64_t id) {
+        std::optional<std::optional<std::string>> name =
+            co_await db_.query_one<std::optional<std::string>>(
+                "SELECT attachment FROM todos WHERE account = $1 AND id = $2", user, id);
+        if (!name || !*name) co_return std::nullopt;
+        co_return std::pair{std::move(**name), file_of(user, id)};
     }
 
   private:
-    std::mutex mu_;
-    std::map<std::string, Account, std::less<>> accounts_;
+    std::string file_of(std::string_view user, std::int64_t id) const {
+        return files_ + "/" + to_hex(user) + "-" + std::to_string(id);
+    }
+
+    vela::db::Database& db_;
+    std::string files_;
 };
 
 // ---- pages ----------------------------------------------------------------------------------
@@ -225,10 +315,30 @@ std::string api_user(vela::Request& req) {
     return *u;
 }
 
+// Applies the migrations on a loop of its own, before the server starts; the number applied.
+std::size_t migrate(vela::db::Database& db, const std::string& folder) {
+    std::optional<std::size_t> applied;
+    std::exception_ptr error;
+    vela::Loop loop;
+    loop.post([&] {
+        vela::start(db.migrate(folder), [&](std::optional<std::size_t> n, std::exception_ptr e) {
+            applied = n;
+            error = e;
+            loop.stop();
+        });
+    });
+    loop.run();
+    if (error) std::rethrow_exception(error);
+    return *applied;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const Options opts = parse_args(argc, argv);
+    // Before the database starts its threads (SQLite workers, the blocking pool): they inherit
+    // the mask, so SIGTERM reaches the app's graceful shutdown instead of killing a worker.
+    vela::block_signals();
     std::error_code ec;
     std::filesystem::create_directories(opts.data, ec);
     if (ec) {
@@ -237,7 +347,25 @@ int main(int argc, char** argv) {
         return 1;
     }
     const std::string files_dir = std::filesystem::absolute(opts.data).string();
-    auto store = std::make_shared<Store>();
+    const std::string url = opts.db.empty() ? "sqlite://" + files_dir + "/todo.db" : opts.db;
+
+    // Made before the app, so it outlives every request (locals are destroyed in reverse order).
+    std::optional<vela::db::Database> db;
+    try {
+        db.emplace(url);
+    } catch (const vela::db::Error& e) {
+        std::fprintf(stderr, "todo: %s (see --help)\n", e.what());
+        return 2;
+    }
+    try {
+        const std::size_t n = migrate(*db, opts.migrations);
+        vela::log::info("todo: {} database ready ({} new migrations applied from {})",
+                        db->backend_name(), n, opts.migrations);
+    } catch (const std::exception& e) {
+        vela::log::error("todo: cannot prepare the database: {}", e.what());
+        return 1;
+    }
+    Store store(*db, files_dir);
 
     vela::App app;
     // API errors as problem+json, page errors as a small HTML page.
@@ -257,54 +385,64 @@ int main(int argc, char** argv) {
     app.use(vela::sessions());
 
     // Pages.
-    app.get("/", [store](vela::Request& req) -> vela::Response {
+    app.get("/", [&store](vela::Request& req) -> vela::Task<vela::Response> {
         const std::optional<std::string> user = user_of(req);
-        if (!user) return vela::Response::html(login_page());
-        return vela::Response::html(list_page(*user, store->list(*user)));
+        if (!user) co_return vela::Response::html(login_page());
+        const std::vector<Todo> todos = co_await store.list(*user);
+        co_return vela::Response::html(list_page(*user, todos));
     });
     // Sign-in routes: five attempts per minute per client address.
     auto auth = app.group("/");
     auth.use(vela::rate_limit({.rate = 5, .period = std::chrono::minutes(1)}));
-    auth.post("/register", [store](vela::Request& req, vela::Form<Credentials> c) {
-        if (c->user.empty() || c->password.size() < 8)
-            return vela::Response::html(login_page("pick a user name and 8+ characters"),
-                                        vela::Status::BadRequest);
-        if (!store->add_user(*c))
-            return vela::Response::html(login_page("that name is taken"), vela::Status::Conflict);
-        vela::Session& s = vela::session(req);
-        s.regenerate();
-        s.set("user", c->user);
-        return see_other("/");
-    });
-    auth.post("/login", [store](vela::Request& req, vela::Form<Credentials> c) {
-        if (!store->check(*c))
-            return vela::Response::html(login_page("wrong user or password"),
-                                        vela::Status::Unauthorized);
-        vela::Session& s = vela::session(req);
-        s.regenerate();  // a new id on privilege change: no session fixation
-        s.set("user", c->user);
-        return see_other("/");
-    });
+    auth.post(
+        "/register",
+        [&store](vela::Request& req, vela::Form<Credentials> c) -> vela::Task<vela::Response> {
+            if (c->user.empty() || c->user.size() > 64 || c->password.size() < 8)
+                co_return vela::Response::html(
+                    login_page("pick a user name (up to 64 bytes) and 8+ characters"),
+                    vela::Status::BadRequest);
+            const bool added = co_await store.add_user(*c);
+            if (!added)
+                co_return vela::Response::html(login_page("that name is taken"),
+                                               vela::Status::Conflict);
+            vela::Session& s = vela::session(req);
+            s.regenerate();
+            s.set("user", c->user);
+            co_return see_other("/");
+        });
+    auth.post(
+        "/login",
+        [&store](vela::Request& req, vela::Form<Credentials> c) -> vela::Task<vela::Response> {
+            const bool ok = co_await store.check(*c);
+            if (!ok)
+                co_return vela::Response::html(login_page("wrong user or password"),
+                                               vela::Status::Unauthorized);
+            vela::Session& s = vela::session(req);
+            s.regenerate();  // a new id on privilege change: no session fixation
+            s.set("user", c->user);
+            co_return see_other("/");
+        });
     app.post("/logout", [](vela::Request& req) {
         vela::session(req).destroy();
         return see_other("/");
     });
-    app.post("/todos", [store](vela::Request& req, vela::Form<NewTodo> t) -> vela::Response {
+    app.post("/todos",
+             [&store](vela::Request& req, vela::Form<NewTodo> t) -> vela::Task<vela::Response> {
+                 const std::optional<std::string> user = user_of(req);
+                 if (!user) co_return see_other("/");
+                 if (!t->title.empty()) co_await store.add(*user, t->title);
+                 co_return see_other("/");
+             });
+    app.post("/todos/{id:int}/toggle", [&store](vela::Request& req) -> vela::Task<vela::Response> {
         const std::optional<std::string> user = user_of(req);
-        if (!user) return see_other("/");
-        if (!t->title.empty()) store->add(*user, t->title);
-        return see_other("/");
-    });
-    app.post("/todos/{id:int}/toggle", [store](vela::Request& req) -> vela::Response {
-        const std::optional<std::string> user = user_of(req);
-        if (!user) return see_other("/");
-        if (!store->with(*user, *req.param_int("id"), [](Todo& t) { t.done = !t.done; }))
-            return vela::Status::NotFound;
-        return see_other("/");
+        if (!user) co_return see_other("/");
+        const bool found = co_await store.toggle(*user, *req.param_int("id"));
+        if (!found) co_return vela::Status::NotFound;
+        co_return see_other("/");
     });
     // Attachments: the body streams to a temporary file, then moves under --data.
     app.streaming(vela::Method::POST, "/todos/{id:int}/attachment",
-                  [store, files_dir](vela::Request& req) -> vela::Task<vela::Response> {
+                  [&store](vela::Request& req) -> vela::Task<vela::Response> {
                       const std::optional<std::string> user = user_of(req);
                       if (!user) co_return vela::Status::Unauthorized;
                       const std::int64_t id = *req.param_int("id");
@@ -314,50 +452,45 @@ int main(int argc, char** argv) {
                       vela::UploadedFile* f = form.file("file");
                       if (!f) throw vela::HttpError(vela::Status::BadRequest, "no file field");
                       const std::string name = f->filename.empty() ? "attachment" : f->filename;
-                      const std::string dest = files_dir + "/" + vela::crypto::random_token(12);
-                      bool found = store->with(*user, id, [&](Todo& t) {
-                          f->move_to(dest);
-                          if (!t.attachment_path.empty())
-                              std::filesystem::remove(t.attachment_path);
-                          t.attachment = name;
-                          t.attachment_path = dest;
-                      });
+                      const bool found = co_await store.attach(*user, id, *f, name);
                       if (!found) co_return vela::Status::NotFound;
                       co_return see_other("/");
                   });
-    app.get("/todos/{id:int}/attachment", [store](vela::Request& req) -> vela::Response {
-        const std::optional<std::string> user = user_of(req);
-        if (!user) return vela::Status::Unauthorized;
-        std::string name, path;
-        store->with(*user, *req.param_int("id"), [&](Todo& t) {
-            name = t.attachment.value_or("");
-            path = t.attachment_path;
-        });
-        if (path.empty()) return vela::Status::NotFound;
-        return vela::Response::file(path, {.download_name = name});
-    });
+    app.get("/todos/{id:int}/attachment",
+            [&store](vela::Request& req) -> vela::Task<vela::Response> {
+                const std::optional<std::string> user = user_of(req);
+                if (!user) co_return vela::Status::Unauthorized;
+                auto a = co_await store.attachment(*user, *req.param_int("id"));
+                if (!a) co_return vela::Status::NotFound;
+                co_return vela::Response::file(a->second, {.download_name = a->first});
+            });
 
     // The JSON API, for a front end on another origin (cookies included).
     auto api = app.group("/api");
     api.use(vela::cors({.origins = {opts.cors_origin}, .credentials = true}));
-    api.get("/todos", [store](vela::Request& req) { return store->list(api_user(req)); });
-    api.post("/todos", [store](vela::Request& req, vela::Json<NewTodo> t) {
-        return vela::json_response(store->add(api_user(req), t->title), vela::Status::Created);
+    api.get("/todos", [&store](vela::Request& req) -> vela::Task<std::vector<Todo>> {
+        const std::string user = api_user(req);
+        co_return co_await store.list(user);
     });
-    api.patch("/todos/{id:int}", [store](vela::Request& req, vela::Json<TodoPatch> p) {
-        Todo out;
-        if (!store->with(api_user(req), *req.param_int("id"), [&](Todo& t) {
-                if (p->title) t.title = *p->title;
-                if (p->done) t.done = *p->done;
-                out = t;
-            }))
-            throw vela::HttpError(vela::Status::NotFound, "no such todo");
-        return out;
-    });
-    api.del("/todos/{id:int}", [store](vela::Request& req) {
-        if (!store->remove(api_user(req), *req.param_int("id")))
-            throw vela::HttpError(vela::Status::NotFound, "no such todo");
-        return vela::Response(vela::Status::NoContent);
+    api.post("/todos",
+             [&store](vela::Request& req, vela::Json<NewTodo> t) -> vela::Task<vela::Response> {
+                 const std::string user = api_user(req);
+                 std::optional<Todo> todo = co_await store.add(user, t->title);
+                 if (!todo) throw vela::HttpError(vela::Status::Unauthorized, "sign in first");
+                 co_return vela::json_response(*todo, vela::Status::Created);
+             });
+    api.patch("/todos/{id:int}",
+              [&store](vela::Request& req, vela::Json<TodoPatch> p) -> vela::Task<Todo> {
+                  const std::string user = api_user(req);
+                  std::optional<Todo> t = co_await store.update(user, *req.param_int("id"), *p);
+                  if (!t) throw vela::HttpError(vela::Status::NotFound, "no such todo");
+                  co_return std::move(*t);
+              });
+    api.del("/todos/{id:int}", [&store](vela::Request& req) -> vela::Task<vela::Response> {
+        const std::string user = api_user(req);
+        const bool found = co_await store.remove(user, *req.param_int("id"));
+        if (!found) throw vela::HttpError(vela::Status::NotFound, "no such todo");
+        co_return vela::Response(vela::Status::NoContent);
     });
 
     app.listen(opts.port);

@@ -1,7 +1,8 @@
 // End-to-end: the examples/todo app as a user runs it, driven with curl: register (a session
 // cookie), add todos through the form and the JSON API, attach a file (multipart, streamed),
 // download it, CORS preflight, problem+json for the API, rate-limited sign-in, access log
-// lines with request ids.
+// lines with request ids. The data is in a database: an SQLite file under --data survives a
+// restart, and the same visit runs against PostgreSQL (--db) when the test server is there.
 
 #include <gtest/gtest.h>
 
@@ -13,14 +14,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "db/servers.hpp"
+#include "db/sqlite_support.hpp"
 #include "e2e/client.hpp"
 #include "e2e/process.hpp"
+#include "vela/db/db.hpp"
 
 #ifdef VELA_TODO_BINARY
 
@@ -53,49 +58,78 @@ class TodoApp : public ::testing::Test {
         dir_ = std::filesystem::temp_directory_path() /
                ("vela-todo-" + std::to_string(::getpid()) + "-" + std::to_string(free_port()));
         std::filesystem::create_directories(dir_);
+    }
+    void TearDown() override {
+        stop();
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+    }
+    // Starts the example on a new port with --data, --access-log and `extra` options.
+    void start(std::initializer_list<std::string> extra = {}) {
         port_ = free_port();
-        const std::string log = (dir_ / "access.log").string();
-        const std::string data = (dir_ / "data").string();
-        const std::string port = std::to_string(port_);
+        std::vector<std::string> args = {VELA_TODO_BINARY,
+                                         "--port",
+                                         std::to_string(port_),
+                                         "--threads",
+                                         "2",
+                                         "--data",
+                                         data(),
+                                         "--access-log",
+                                         (dir_ / "access.log").string()};
+        args.insert(args.end(), extra);
+        std::vector<char*> argv;
+        for (std::string& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
         pid_ = ::fork();
         if (pid_ == 0) {
             const int null = ::open("/dev/null", O_WRONLY);
             ::dup2(null, 1);
-            ::execl(VELA_TODO_BINARY, VELA_TODO_BINARY, "--port", port.c_str(), "--threads", "2",
-                    "--data", data.c_str(), "--access-log", log.c_str(), nullptr);
+            ::execv(VELA_TODO_BINARY, argv.data());
             ::_exit(127);
         }
         for (int i = 0; i < 200; ++i) {  // up to 10 s
             Client c = Client::tcp(port_);
             if (c.connected()) return;
+            int status = 0;
+            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                pid_ = -1;
+                FAIL() << "the todo example exited at start, status " << status;
+            }
             std::this_thread::sleep_for(Ms{50});
         }
         FAIL() << "the todo example did not start";
     }
-    void TearDown() override {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGTERM);
-            int status = 0;
-            ::waitpid(pid_, &status, 0);
-            EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
-        }
-        std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
+    // Stops it with SIGTERM; it must exit with 0 (a graceful shutdown).
+    void stop() {
+        if (pid_ <= 0) return;
+        ::kill(pid_, SIGTERM);
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
     }
     std::string curl(const std::string& args) {
         return shell("curl -sS --max-time 10 -b " + jar() + " -c " + jar() + " " + args + " 2>&1");
+    }
+    // The status code of a curl request.
+    std::string code(const std::string& args) {
+        return curl("-o /dev/null -w '%{http_code}' " + args);
     }
     std::string url(std::string_view path) const {
         return "http://127.0.0.1:" + std::to_string(port_) + std::string(path);
     }
     std::string jar() const { return (dir_ / "jar").string(); }
+    std::string data() const { return (dir_ / "data").string(); }
+
+    void whole_visit();
+    void restart_keeps_the_data(std::initializer_list<std::string> extra);
 
     std::filesystem::path dir_;
     std::uint16_t port_ = 0;
     pid_t pid_ = -1;
 };
 
-TEST_F(TodoApp, AWholeVisit) {
+void TodoApp::whole_visit() {
     // Not signed in: the sign-in page, and the API says 401 as problem+json.
     EXPECT_NE(curl(url("/")).find("<form method=\"post\" action=\"/login\">"), std::string::npos);
     const std::string anon = curl("-i " + url("/api/todos"));
@@ -184,14 +218,113 @@ TEST_F(TodoApp, AWholeVisit) {
     EXPECT_EQ(last, "429");
 
     // Every request is in the access log, with its request id.
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
+    stop();
     const std::string log = slurp((dir_ / "access.log").string());
     EXPECT_NE(log.find("\"POST /register HTTP/1.1\" 303"), std::string::npos) << log;
     EXPECT_NE(log.find("\"GET /api/todos HTTP/1.1\" 401"), std::string::npos);
     EXPECT_NE(log.find("\"POST /login HTTP/1.1\" 429"), std::string::npos);
+}
+
+// Registers, adds todos and an attachment, restarts the example with the same options, and
+// finds everything again. Sessions are kept in memory, so the user signs in again.
+void TodoApp::restart_keeps_the_data(std::initializer_list<std::string> extra) {
+    ASSERT_NO_FATAL_FAILURE(start(extra));
+    ASSERT_EQ(code("-d 'user=bob&password=battery-staple' " + url("/register")), "303");
+    for (const char* title : {"Water the plants", "Call mum", "Pay rent"})
+        ASSERT_EQ(code("--data-urlencode 'title=" + std::string(title) + "' " + url("/todos")),
+                  "303");
+    EXPECT_EQ(code("-d '' " + url("/todos/2/toggle")), "303");
+    EXPECT_EQ(code("-X DELETE " + url("/api/todos/3")), "204");
+    const std::string upload = (dir_ / "plan.txt").string();
+    std::ofstream(upload) << "water on Mondays\n";
+    EXPECT_EQ(code("-F 'file=@" + upload + ";filename=plan.txt' " + url("/todos/1/attachment")),
+              "303");
+    const std::string before = curl(url("/api/todos"));
+    EXPECT_EQ(
+        before,
+        "[{\"id\":1,\"title\":\"Water the plants\",\"done\":false,\"attachment\":\"plan.txt\"},"
+        "{\"id\":2,\"title\":\"Call mum\",\"done\":true}]");
+
+    stop();
+    ASSERT_NO_FATAL_FAILURE(start(extra));
+    EXPECT_EQ(code("-d 'user=bob&password=other-password' " + url("/register")), "409");
+    EXPECT_EQ(code("-d 'user=bob&password=wrong-password' " + url("/login")), "401");
+    ASSERT_EQ(code("-d 'user=bob&password=battery-staple' " + url("/login")), "303");
+    EXPECT_EQ(curl(url("/api/todos")), before);
+    EXPECT_EQ(curl(url("/todos/1/attachment")), "water on Mondays\n");
+    // Ids are not reused: 3 was deleted before the restart.
+    EXPECT_EQ(curl("-H 'Content-Type: application/json' -d '{\"title\":\"Buy stamps\"}' " +
+                   url("/api/todos")),
+              "{\"id\":4,\"title\":\"Buy stamps\",\"done\":false}");
+    stop();
+}
+
+TEST_F(TodoApp, AWholeVisit) {
+    ASSERT_NO_FATAL_FAILURE(start());
+    whole_visit();
+}
+
+TEST_F(TodoApp, DataSurvivesARestart) {
+    restart_keeps_the_data({});
+    EXPECT_TRUE(std::filesystem::is_regular_file(data() + "/todo.db"));
+}
+
+TEST_F(TodoApp, StartErrorsAreOneLine) {
+    const std::string base = std::string(VELA_TODO_BINARY) + " --port 0 --data " + data();
+    Ran bad_url = run_command(base + " --db mysql://db/todo 2>&1");
+    EXPECT_EQ(bad_url.status, 2) << bad_url.out;
+    EXPECT_NE(bad_url.out.find("database URL 'mysql'"), std::string::npos) << bad_url.out;
+    Ran no_schema = run_command(base + " --migrations " + (dir_ / "none").string() + " 2>&1");
+    EXPECT_EQ(no_schema.status, 1) << no_schema.out;
+    EXPECT_NE(no_schema.out.find("migrations folder"), std::string::npos) << no_schema.out;
+}
+
+// A PostgreSQL schema of its own for one test (dropped at the end), so runs and other tests
+// on the same server do not meet.
+class PgSchema {
+  public:
+    explicit PgSchema(std::string url)
+        : url_(std::move(url)),
+          name_("todo_e2e_" + std::to_string(::getpid()) + "_" + std::to_string(free_port())) {
+        run("CREATE SCHEMA " + name_);
+    }
+    ~PgSchema() {
+        try {
+            run("DROP SCHEMA " + name_ + " CASCADE");
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << "dropping schema " << name_ << ": " << e.what();
+        }
+    }
+    PgSchema(const PgSchema&) = delete;
+    PgSchema& operator=(const PgSchema&) = delete;
+    // The server's URL with this schema first on the search path.
+    std::string url() const {
+        return url_ + (url_.find('?') == std::string::npos ? "?" : "&") +
+               "options=-c%20search_path%3D" + name_;
+    }
+
+  private:
+    void run(const std::string& sql) {
+        db::Database db(url_);
+        test::on_loop([&]() -> Task<void> { co_await db.run_script(sql); });
+    }
+    std::string url_;
+    std::string name_;
+};
+
+TEST_F(TodoApp, AWholeVisitOnPostgres) {
+    VELA_NEED_PG(pg);
+    PgSchema schema(pg);
+    ASSERT_NO_FATAL_FAILURE(start({"--db", schema.url()}));
+    whole_visit();
+    stop();
+}
+
+TEST_F(TodoApp, DataSurvivesARestartOnPostgres) {
+    VELA_NEED_PG(pg);
+    PgSchema schema(pg);
+    restart_keeps_the_data({"--db", schema.url()});
+    EXPECT_FALSE(std::filesystem::exists(data() + "/todo.db"));  // not SQLite
 }
 
 }  // namespace
