@@ -356,13 +356,20 @@ struct LoopPool final : ConnOwner {
     LoopPool(const LoopPool&) = delete;
     LoopPool& operator=(const LoopPool&) = delete;
 
-    // The least busy connection; a new one while all are busy and the pool has room.
+    // Commands in flight on one connection before the next one is used: commands issued
+    // together then leave in one write and come back in one read (spreading a burst of 16
+    // over two connections measured a third slower than keeping it on one).
+    static constexpr std::size_t kSpreadAt = 32;
+
+    // The first connection with room under kSpreadAt; else a new one while the pool has room;
+    // else the least busy.
     Connection& pick() {
         Connection* best = nullptr;
-        for (auto& c : conns)
+        for (auto& c : conns) {
+            if (c->load() < kSpreadAt) return *c;
             if (!best || c->load() < best->load()) best = c.get();
-        if (best && (best->load() == 0 || conns.size() >= cfg.opt.connections_per_loop))
-            return *best;
+        }
+        if (best && conns.size() >= cfg.opt.connections_per_loop) return *best;
         const std::uint64_t now = loop.now_ms();
         const auto delay =
             std::chrono::milliseconds(next_attempt_ms > now ? next_attempt_ms - now : 0);

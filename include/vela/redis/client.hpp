@@ -82,7 +82,8 @@ struct Url {
 
 /// How a Client connects and waits.
 struct Options {
-    /// Connections each loop may open for commands (subscriptions have their own).
+    /// Connections each loop may open for commands (subscriptions have their own); the next
+    /// one is opened once the open ones each have 32 commands in flight.
     std::size_t connections_per_loop = 2;
     /// A connect (TCP, AUTH, SELECT) taking longer fails with ConnectionError.
     std::chrono::milliseconds connect_timeout{2000};
