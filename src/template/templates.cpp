@@ -168,12 +168,9 @@ template <class Set>
 
 void Templates::render_ref(std::string& out, std::string_view name, ContextRef data) const {
     // Without reload set_ never changes after the constructor: no lock, no reference count.
-    std::shared_ptr<const Set> pinned;
-    const Set* set = set_.get();
-    if (options_.reload) {
-        pinned = snapshot();
-        set = pinned.get();
-    }
+    // (With reload set_ is read only under the mutex, inside snapshot().)
+    std::shared_ptr<const Set> pinned = options_.reload ? snapshot() : nullptr;
+    const Set* set = options_.reload ? pinned.get() : set_.get();
     auto it = set->entries.find(name);
     if (it == set->entries.end()) not_found(*set, name, dir_, options_.extension);
     it->second.tpl.render_ref(out, data, set);

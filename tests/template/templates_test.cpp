@@ -167,7 +167,8 @@ TEST(Templates, ReloadWhileOtherThreadsRender) {
             }
         });
     }
-    for (int i = 1; i <= 20; ++i) dir.write("p.mustache", "v" + std::to_string(i));
+    for (int i = 1; i <= 20; ++i)
+        dir.write("p.mustache", std::string("v").append(std::to_string(i)));
     stop = true;
     for (auto& t : readers) t.join();
     EXPECT_EQ(bad.load(), 0);
