@@ -272,6 +272,30 @@ TEST(RedisClient, CommandTimeoutDropsTheConnection) {
     }());
 }
 
+// A coroutine destroyed while its command is in flight (a handler abandoned at the shutdown
+// deadline): the reply is read and dropped, and the next command gets its own.
+TEST(RedisClient, AbandonedCommandsReplyIsDropped) {
+    VELA_NEED_REDIS(url);
+    Client redis(url, Options{.connections_per_loop = 1});
+    const std::string k = unique_key("abandon");
+    bool finished = false;
+    Task<void> waiting = [](Client& r, std::string key, bool& done) -> Task<void> {
+        co_await r.command("BLPOP", key, 0.3);  // nil after 300 ms
+        done = true;
+    }(redis, k, finished);
+    run_on_loop([&]() -> Task<void> {
+        auto h = waiting.release();
+        h.resume();  // sends BLPOP, then waits for its reply
+        co_await vela::sleep(50ms);
+        h.destroy();  // abandoned with the command in flight
+        // Queued behind the BLPOP on the one connection: its reply comes after the nil.
+        Reply echo = co_await redis.command("ECHO", "mine");
+        EXPECT_EQ(echo.type, Reply::Type::string);
+        EXPECT_EQ(echo.str, "mine");
+    }());
+    EXPECT_FALSE(finished);
+}
+
 TEST(RedisClient, OutsideALoopIsRefused) {
     Client redis("redis://127.0.0.1:1");
     Task<Reply> t = redis.command("PING");
