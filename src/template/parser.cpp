@@ -160,6 +160,9 @@ class Parser {
                 break;
             case '#':
             case '^':
+                if (open_sections_.size() >= Template::kMaxSectionDepth)
+                    fail(o,
+                         fmt::format("sections nested deeper than {}", Template::kMaxSectionDepth));
                 open_sections_.push_back({p_.code.size(), std::string(name(o, content)), o});
                 p_.code.push_back({type == '#' ? Op::section : Op::inverted, path(o, content)});
                 ++p_.sections;

@@ -246,6 +246,15 @@ TEST(Template, SyntaxErrorsNameLineAndColumn) {
         {"\n\n  {{<parent}}{{/parent}}", 3, 3, "inheritance"},
         {"{{$block}}", 1, 1, "inheritance"},
     };
+    std::string deep;
+    for (int i = 0; i < 300; ++i) deep += "{{#a}}";
+    try {
+        Template::compile(deep, "page");
+        ADD_FAILURE() << "compiled";
+    } catch (const TemplateError& e) {
+        EXPECT_EQ(e.column(), 256u * 6 + 1);
+        EXPECT_NE(std::string(e.what()).find("sections nested deeper than 256"), std::string::npos);
+    }
     for (const auto& c : cases) {
         SCOPED_TRACE(c.tpl);
         try {

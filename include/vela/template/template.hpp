@@ -73,6 +73,8 @@ class Template {
   public:
     /// Partials nested deeper than this (a partial including itself forever) are a RenderError.
     static constexpr int kMaxPartialDepth = 64;
+    /// Sections nested deeper than this are a TemplateError (rendering recurses per level).
+    static constexpr std::size_t kMaxSectionDepth = 256;
 
     /// Compiles `source`; `name` appears in error messages. Throws TemplateError.
     static Template compile(std::string_view source, std::string_view name = {});
