@@ -662,6 +662,11 @@ TEST(Sqlite, RunBlockingResumesOnTheAwaitingLoop) {
         });
         EXPECT_EQ(v, 42);
         EXPECT_NE(worker, home);
+        // A lambda owning a string, named before the co_await (the documented form).
+        const std::string word = "a string too long for the small string buffer";
+        auto measure = [w = std::string(word)] { return w.size(); };
+        auto size = co_await vela::run_blocking(std::move(measure));
+        EXPECT_EQ(size, word.size());
         EXPECT_EQ(std::this_thread::get_id(), home);
         bool threw = false;
         try {

@@ -2,7 +2,11 @@
 // Blocking work off the loop: run a function on a thread of a small process-wide pool and
 // resume the awaiting coroutine on its own loop with the result.
 //
-//     std::string hash = co_await vela::run_blocking([pw] { return slow_hash(pw); });
+//     auto hash_it = [pw = std::string(password)] { return slow_hash(pw); };
+//     std::string hash = co_await vela::run_blocking(std::move(hash_it));
+//
+// (Name a lambda that owns memory before the co_await, as above: GCC 12 destroys the
+// captures of a closure written inside a co_await expression twice.)
 //
 // Threads: the function runs on a pool thread (it must not touch loop-owned objects); the
 // awaiting coroutine is resumed on the loop it was suspended on, by a post to that loop. An
