@@ -270,5 +270,22 @@ TEST(PostgresPool, IdleConnectionsAreClosedAndDeadOnesReplaced) {
     });
 }
 
+TEST(PostgresPool, ConnectionsOlderThanMaxLifetimeAreReplaced) {
+    VELA_NEED_PG(url);
+    Options o;
+    o.max_lifetime = 200ms;
+    o.pool_size = 1;
+    Database db(url, o);
+    run_on_loop([&]() -> Task<void> {
+        auto first = co_await db.query_one<int>("SELECT pg_backend_pid()");
+        // Busy past its lifetime: it finishes its statement, then is closed.
+        auto during = co_await db.query_one<int>("SELECT pg_backend_pid() FROM pg_sleep(0.4)");
+        EXPECT_EQ(first, during);
+        co_await vela::sleep(300ms);
+        auto later = co_await db.query_one<int>("SELECT pg_backend_pid()");
+        EXPECT_NE(first, later);
+    });
+}
+
 }  // namespace
 }  // namespace vela::db
