@@ -21,7 +21,8 @@ using Clock = std::chrono::steady_clock;
 // Type OIDs of the parameters (pg_type.h).
 constexpr Oid kBool = 16, kBytea = 17, kInt8 = 20, kFloat8 = 701, kTimestamptz = 1184;
 
-// The first line of a libpq message, without the trailing newline.
+}  // namespace
+
 std::string one_line(const char* m) {
     std::string s = m ? m : "";
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -29,7 +30,6 @@ std::string one_line(const char* m) {
     return s.empty() ? std::string("connection lost") : s;
 }
 
-// A server error's message: primary text, then detail and hint when present.
 std::string server_message(const PGresult* r) {
     const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
     std::string m = primary ? primary : one_line(PQresultErrorMessage(r));
@@ -38,6 +38,8 @@ std::string server_message(const PGresult* r) {
     if (const char* h = PQresultErrorField(r, PG_DIAG_MESSAGE_HINT)) m.append(" hint: ").append(h);
     return m;
 }
+
+namespace {
 
 // Parameters as libpq wants them: text values (binary for bytea) with their type OIDs.
 struct ParamArrays {
@@ -245,8 +247,7 @@ void Connection::watch_socket() {
     if (fd >= 0) loop_.io().add(handle_);
 }
 
-// True when `fd` is ready for `events` now (edge-triggered: an edge may have passed already).
-static bool ready_now(int fd, short events) {
+bool ready_now(int fd, short events) {
     pollfd p{fd, events, 0};
     return ::poll(&p, 1, 0) > 0 && (p.revents & (events | POLLHUP | POLLERR)) != 0;
 }
@@ -275,12 +276,28 @@ void Connection::connected() {
 void Connection::on_ready() {
     if (state_ == State::connecting) return drive_connect();
     if (state_ != State::ready) return;
+    if (direct_) return direct_->on_edge(true);
     read_results();
 }
 
 void Connection::on_write_ready() {
     if (state_ == State::connecting) return drive_connect();
+    if (state_ == State::ready && direct_) return direct_->on_edge(false);
     if (state_ == State::ready && want_write_) flush();
+}
+
+bool Connection::begin_direct(DirectUser& u) {
+    if (!usable() || !entries_.empty()) return false;
+    if (PQexitPipelineMode(conn_) != 1) return send_failed();
+    direct_ = &u;
+    return true;
+}
+
+void Connection::end_direct() {
+    if (!direct_) return;
+    direct_ = nullptr;
+    if (state_ == State::ready && PQenterPipelineMode(conn_) != 1)
+        close(one_line(PQerrorMessage(conn_)));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -417,6 +434,7 @@ void Connection::schedule_flush() {
 }
 
 void Connection::flush() {
+    if (direct_) return;  // the direct user flushes
     int r = PQflush(conn_);
     if (r < 0) return close(one_line(PQerrorMessage(conn_)));
     want_write_ = r == 1;  // the rest goes on the next writable edge
@@ -464,10 +482,7 @@ again:
         in_read_ = false;
         return close(one_line(PQerrorMessage(conn_)));
     }
-    while (PGnotify* n = PQnotifies(conn_)) {
-        if (owner_) owner_->on_notify(*this, *n);
-        PQfreemem(n);
-    }
+    deliver_notifies();
     int nulls = 0;
     while (state_ == State::ready && !entries_.empty() && !PQisBusy(conn_)) {
         PGresult* r = PQgetResult(conn_);
@@ -497,10 +512,22 @@ again:
         in_read_ = false;
         return close(one_line(PQerrorMessage(conn_)));
     }
-    // PQconsumeInput reads once: with results still due, drain the socket before waiting for
-    // the next edge.
-    if (state_ == State::ready && !entries_.empty() && ready_now(handle_.fd, POLLIN)) goto again;
+    deliver_notifies();  // parsed along with the results
+    // PQconsumeInput reads once: drain the socket before waiting for the next edge. Also with
+    // nothing due: a burst of notifications, or a server's last words (an error then EOF on
+    // one edge) would otherwise wait for an edge that never comes.
+    if (state_ == State::ready && ready_now(handle_.fd, POLLIN)) goto again;
     in_read_ = false;
+}
+
+// Hands the notifications libpq has parsed to the owner (which may close the connection).
+void Connection::deliver_notifies() {
+    while (conn_) {
+        PGnotify* n = PQnotifies(conn_);
+        if (!n) break;
+        if (owner_) owner_->on_notify(*this, *n);
+        PQfreemem(n);
+    }
 }
 
 void Connection::finish_front() {
@@ -637,10 +664,12 @@ void Connection::close(const std::string& why) {
                                      : fmt::format("PostgreSQL connection lost: {}", why);
     fail_all(Outcome::Kind::connection, msg);
     if (owner_) owner_->on_closed(*this, msg);
+    if (DirectUser* d = std::exchange(direct_, nullptr)) d->on_lost(msg);
 }
 
 void Connection::close_off_loop() noexcept {
     state_ = State::closed;
+    direct_ = nullptr;
     for (auto& e : entries_) {
         if (e.result) PQclear(e.result);
         if (e.error) PQclear(e.error);

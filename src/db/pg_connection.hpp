@@ -116,6 +116,20 @@ class ConnectionOwner {
     ~ConnectionOwner() = default;
 };
 
+/// A user that drives the libpq connection itself for a while (COPY), outside the pipeline:
+/// it gets the socket's edges until Connection::end_direct().
+class DirectUser {
+  public:
+    /// A readable (`readable` true) or writable edge of the socket.
+    virtual void on_edge(bool readable) = 0;
+    /// The connection was closed (`why`: one line); the PGconn is gone. Called last in
+    /// Connection::close(), after the owner heard on_closed.
+    virtual void on_lost(const std::string& why) = 0;
+
+  protected:
+    ~DirectUser() = default;
+};
+
 /// One libpq connection on a loop (see the top of this file).
 class Connection : public IoSink, public std::enable_shared_from_this<Connection> {
   public:
@@ -134,7 +148,9 @@ class Connection : public IoSink, public std::enable_shared_from_this<Connection
     /// The state.
     State state() const noexcept { return state_; }
     /// True when statements can be submitted (ready and no send has failed).
-    bool usable() const noexcept { return state_ == State::ready && !broken_ && !script_; }
+    bool usable() const noexcept {
+        return state_ == State::ready && !broken_ && !script_ && !direct_;
+    }
     /// Statements submitted and not completed (incl. abandoned ones still running).
     std::size_t outstanding() const noexcept { return entries_.size(); }
     /// When the connection was established (steady clock).
@@ -154,6 +170,13 @@ class Connection : public IoSink, public std::enable_shared_from_this<Connection
     /// Runs `sql` (several statements, no parameters) with the simple query protocol. Only
     /// when nothing is outstanding; false otherwise or when the connection is not usable.
     bool submit_script(Op& op, std::string_view sql);
+
+    /// Leaves pipeline mode and hands the socket's edges to `u` until end_direct(). Only when
+    /// usable and nothing is outstanding; false otherwise.
+    bool begin_direct(DirectUser& u);
+    /// Gives the socket back to the pipeline (the direct user must have left libpq idle);
+    /// closes the connection when libpq refuses to re-enter pipeline mode.
+    void end_direct();
 
     /// Closes the socket and fails every op in flight with ConnectionError (`why`). Also
     /// called by the loop when the server goes away. The owner hears on_closed unless it
@@ -206,6 +229,7 @@ class Connection : public IoSink, public std::enable_shared_from_this<Connection
     const Prepared* prepared_for(std::string_view key, bool& fresh, std::string_view sql,
                                  std::span<const Oid> types);
     bool send_failed();
+    void deliver_notifies();
 
     Loop& loop_;
     const ConnectParams& params_;
@@ -220,6 +244,7 @@ class Connection : public IoSink, public std::enable_shared_from_this<Connection
     bool broken_ = false;  // a send failed: closing from the loop
     bool script_ = false;  // a script runs (out of pipeline mode)
     bool timer_armed_ = false;
+    DirectUser* direct_ = nullptr;  // begin_direct() .. end_direct()
     std::uint64_t timeout_timer_ = 0;
     std::deque<Entry> entries_;
     std::uint64_t next_seq_ = 1;
@@ -228,6 +253,17 @@ class Connection : public IoSink, public std::enable_shared_from_this<Connection
     std::uint64_t next_name_ = 1;
     std::chrono::steady_clock::time_point born_{}, last_used_{};
 };
+
+/// The first line of a libpq message `m`, without the trailing newline ("connection lost"
+/// when empty).
+std::string one_line(const char* m);
+
+/// A server error's message: the primary text, then detail and hint when present.
+std::string server_message(const PGresult* r);
+
+/// True when `fd` is ready for `events` (POLLIN, POLLOUT) now, or hung up: with edge-triggered
+/// readiness an edge may have passed while libpq left bytes unread.
+bool ready_now(int fd, short events);
 
 /// Throws MappingError for parameters PostgreSQL cannot take (NUL in text, times before
 /// year 1, too many); submit() expects checked parameters.
