@@ -51,7 +51,9 @@ class Templates {
     explicit Templates(std::filesystem::path dir, TemplatesOptions options = {});
     /// Destroys the set.
     ~Templates();
+    /// Not copyable: share one set (by reference or pointer) between the loops.
     Templates(const Templates&) = delete;
+    /// Not copyable.
     Templates& operator=(const Templates&) = delete;
 
     /// Renders template `name` with `data` as the root context; throws TemplateNotFound.
