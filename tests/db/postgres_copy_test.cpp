@@ -173,6 +173,24 @@ TEST(PostgresCopy, ABadRowIsATypedErrorNothingIsKeptAndTheConnectionStaysUsable)
         EXPECT_EQ(co_await pg::copy_out(db, fmt::format("COPY {} TO STDOUT (FORMAT csv)", t)),
                   "7,g\n");
 
+        // An error after some rows went out (division by zero at row 50000): the sink had
+        // data, then the typed error; the connection stays.
+        std::size_t seen = 0;
+        pg::CopySink count = [&](std::string_view c) -> Task<void> {
+            seen += c.size();
+            co_return;
+        };
+        try {
+            co_await pg::copy_out(
+                db, "COPY (SELECT 1 / (50000 - g) FROM generate_series(1, 60000) g) TO STDOUT",
+                count);
+            ADD_FAILURE() << "the division by zero was not reported";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.sqlstate(), "22012") << e.what();
+        }
+        EXPECT_GT(seen, 0u);
+        EXPECT_EQ(co_await db.query_one<int>("SELECT pg_backend_pid()"), pid);
+
         // A sink that throws: the COPY stops with its exception; the connection is replaced.
         co_await db.execute(
             fmt::format("INSERT INTO {} SELECT g, 'r' FROM generate_series(1000, 60000) g", t));

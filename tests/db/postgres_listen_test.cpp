@@ -74,8 +74,7 @@ TEST(PostgresListen, TwoChannelsAndAnOddNameQuotedAsAnIdentifier) {
     const std::string odd = fmt::format("Odd \"name\"; DROP TABLE x; --{}", channel(""));
     const std::string other = channel("other");
     run_on_loop([&]() -> Task<void> {
-        std::vector<std::string> channels{users, odd};
-        pg::Subscription sub = co_await pg::listen(db, channels);
+        pg::Subscription sub = co_await pg::listen(db, users, odd);
         EXPECT_EQ(sub.channels().size(), 2u);
         co_await db.execute("SELECT pg_notify($1, 'not listened')", other);
         co_await db.execute("SELECT pg_notify($1, 'o1')", odd);

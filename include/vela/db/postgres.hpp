@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "vela/async/task.hpp"
@@ -46,7 +47,7 @@ PgPoolStats pg_pool_stats(Database& db);
 // ---------------------------------------------------------------------------------------
 // LISTEN/NOTIFY (docs/data.md, "Notifications")
 //
-//     auto sub = co_await vela::db::pg::listen(db, {"orders", "users"});
+//     auto sub = co_await vela::db::pg::listen(db, "orders", "users");
 //     for (;;) {
 //         try {
 //             vela::db::pg::Notification n = co_await sub.next();
@@ -112,6 +113,17 @@ class Subscription;
 /// or a database that is not PostgreSQL.
 Task<Subscription> listen(Database& db, std::vector<std::string> channels,
                           ListenOptions options = {});
+
+/// listen() on the channels given, e.g. listen(db, "orders", "users") (GCC 12 cannot compile a
+/// braced list inside a co_await expression, so listen(db, {"a", "b"}) fails to build there).
+template <class... S>
+requires(sizeof...(S) > 0 && (std::is_convertible_v<const S&, std::string_view> &&
+                              ...)) Task<Subscription> listen(Database& db, const S&... channels) {
+    std::vector<std::string> names;
+    names.reserve(sizeof...(S));
+    (names.emplace_back(std::string_view(channels)), ...);
+    return listen(db, std::move(names));
+}
 
 /// A LISTEN on a connection of its own (see above). Move-only; destroying it stops listening.
 class Subscription {
