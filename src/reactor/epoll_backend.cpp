@@ -159,6 +159,19 @@ void EpollBackend::poll(int timeout_ms, IoSink& woke) {
         auto* h = static_cast<IoHandle*>(events_[i].data.ptr);
         const std::uint32_t ev = events_[i].events;
         if (!h->registered) continue;
+        if (h->kind == IoHandle::stream) [[likely]] {  // connections: the hot path
+            if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+                if (ev & (EPOLLRDHUP | EPOLLHUP)) h->peer_closed = true;
+                if (h->reading) {
+                    do_read(*h);
+                } else if (ev & (EPOLLHUP | EPOLLERR)) {
+                    // Not reading (paused or busy) but the socket died: report it.
+                    if (!h->sink->on_read(-ECONNRESET)) continue;
+                }
+            }
+            if ((ev & EPOLLOUT) && h->registered && h->write_wanted) h->sink->on_write_ready();
+            continue;
+        }
         switch (h->kind) {
             case IoHandle::listener:
                 do_accept(*h);
@@ -171,17 +184,7 @@ void EpollBackend::poll(int timeout_ms, IoSink& woke) {
                 if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) h->sink->on_ready();
                 if ((ev & EPOLLOUT) && h->registered) h->sink->on_write_ready();
                 break;
-            case IoHandle::stream:
-                if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-                    if (ev & (EPOLLRDHUP | EPOLLHUP)) h->peer_closed = true;
-                    if (h->reading) {
-                        do_read(*h);
-                    } else if (ev & (EPOLLHUP | EPOLLERR)) {
-                        // Not reading (paused or busy) but the socket died: report it.
-                        if (!h->sink->on_read(-ECONNRESET)) break;
-                    }
-                }
-                if ((ev & EPOLLOUT) && h->registered && h->write_wanted) h->sink->on_write_ready();
+            case IoHandle::stream:  // handled above
                 break;
         }
     }
