@@ -8,9 +8,11 @@
 // waiting for readable edges when the socket is empty. Edges are edge-triggered: before
 // waiting for one, ready_now() checks the socket has not been ready all along.
 //
-// Errors: the server's error (a bad row, an unknown table) ends the COPY; its result is read
-// to the end, so the connection goes back to the pool usable. A lost connection, or a COPY
-// abandoned midway (coroutine destroyed, source or sink threw), closes the connection.
+// Errors: the server's error (a bad row, an unknown table) fails the COPY; the rest of the
+// data is still sent (libpq reports the error only once the COPY is ended) and discarded by
+// the server; the result is read to the end, so the connection goes back to the pool usable. A lost
+// connection, or a COPY abandoned midway (coroutine destroyed, source or sink threw), closes the
+// connection.
 #include <fmt/format.h>
 #include <poll.h>
 
@@ -98,7 +100,9 @@ class CopyRun final : public DirectUser {
             if (queued_ >= kFlushAt) {
                 queued_ = 0;
                 co_await flush();
-                // An error the server sent meanwhile ends the COPY without the rest.
+                // Take in what the server sent meanwhile (notices; a lost connection shows).
+                // An error is only parsed by libpq once the COPY is ended: the server
+                // discards the rest of the data until then.
                 if (ready_now(fd(), POLLIN) && !PQconsumeInput(pg())) fail_connection();
             }
         }
@@ -108,8 +112,8 @@ class CopyRun final : public DirectUser {
     // Ends COPY FROM STDIN: done, or failed with `error` (the server then keeps nothing).
     Task<void> end(const char* error) {
         if (PQputCopyEnd(pg(), error) != 1) {
-            if (!copy_ended()) fail_connection();
-            co_return;  // the server ended it already
+            copy_ended();  // a broken connection throws; otherwise finish() reads why
+            co_return;
         }
         co_await flush();
     }

@@ -180,9 +180,10 @@ std::string quote_identifier(std::string_view name);
 // a transaction takes one), without blocking the loop: data goes out as the socket takes it
 // and comes in as it arrives. `sql` is one COPY statement (simple query protocol, no
 // parameters). A bad row fails the COPY with the typed Error of its SQLSTATE (e.g. 22P02
-// invalid text, 23505 UniqueViolation); nothing of it is kept and the connection stays in
-// the pool. A COPY abandoned midway (its coroutine destroyed, a producer or consumer that
-// throws) discards its connection.
+// invalid text, 23505 UniqueViolation) once all the data was sent (the server discards what
+// follows the bad row); nothing of it is kept and the connection stays in the pool. A COPY
+// abandoned midway (its coroutine destroyed, a producer or consumer that throws) discards its
+// connection.
 
 /// Produces COPY FROM STDIN data: the next chunk (any split, rows may straddle chunks), or
 /// nullopt at the end. An exception aborts the COPY (nothing is kept) and is rethrown.
