@@ -2,6 +2,7 @@
 // producers and sinks, bad rows as typed errors, and the connection usable afterwards.
 #include <gtest/gtest.h>
 
+#include <coroutine>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -201,6 +202,50 @@ TEST(PostgresCopy, ABadRowIsATypedErrorNothingIsKeptAndTheConnectionStaysUsable)
         EXPECT_THROW(co_await pg::copy_out(db, fmt::format("COPY {} TO STDOUT", t), sink),
                      std::runtime_error);
         EXPECT_EQ(co_await db.query_one<int>("SELECT 8"), 8);
+        co_await db.execute(fmt::format("DROP TABLE {}", t));
+    });
+}
+
+// Suspends for good (the frame is destroyed by the test while waiting here).
+struct Never {
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<>) const noexcept {}
+    void await_resume() const noexcept {}
+};
+
+TEST(PostgresCopy, ACopyAbandonedMidwayDiscardsItsConnectionAndKeepsNothing) {
+    VELA_NEED_PG(url);
+    Options o;
+    o.pool_size = 1;
+    Database db(url, o);
+    const std::string t = table("pg_copy_abandon");
+    run_on_loop([&]() -> Task<void> {
+        co_await make_table(db, t);
+        const int pid = (co_await db.query_one<int>("SELECT pg_backend_pid()")).value_or(0);
+        bool sent = false, resumed = false;
+        auto load = [&]() -> Task<void> {
+            pg::CopySource stalls = [&]() -> Task<std::optional<std::string>> {
+                if (!sent) {
+                    sent = true;
+                    co_return csv_rows(1, 5000);
+                }
+                co_await Never{};
+                co_return std::nullopt;
+            };
+            co_await pg::copy_in(db, fmt::format("COPY {} FROM STDIN (FORMAT csv)", t),
+                                 std::move(stalls));
+        };
+        std::coroutine_handle<> h =
+            vela::start(load(), [&](std::exception_ptr) { resumed = true; });
+        for (int i = 0; i < 200 && !sent; ++i) co_await vela::sleep(10ms);
+        EXPECT_TRUE(sent);
+        h.destroy();  // e.g. a handler abandoned at shutdown
+        EXPECT_FALSE(resumed);
+        // Its connection was closed (the server rolls the COPY back); the pool makes another.
+        EXPECT_EQ(co_await db.query_one<std::int64_t>(fmt::format("SELECT count(*) FROM {}", t)),
+                  0);
+        EXPECT_NE(co_await db.query_one<int>("SELECT pg_backend_pid()"), pid);
+        EXPECT_EQ(pg_pool_stats(db).connections, 1u);
         co_await db.execute(fmt::format("DROP TABLE {}", t));
     });
 }
