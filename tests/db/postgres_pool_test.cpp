@@ -3,6 +3,8 @@
 // connections.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -268,6 +270,35 @@ TEST(PostgresPool, IdleConnectionsAreClosedAndDeadOnesReplaced) {
         EXPECT_EQ(pg_pool_stats(db).connections, 0u);  // closed after idle_timeout
         EXPECT_EQ(co_await db.query_one<int>("SELECT 6"), 6);
     });
+}
+
+TEST(PostgresPool, IdleConnectionIsHealthCheckedBeforeUse) {
+    VELA_NEED_PG(url);
+    Options o;
+    o.health_check_after = 50ms;
+    o.query_timeout = 400ms;
+    Database db(url, o);
+    bool skipped = false;
+    run_on_loop([&]() -> Task<void> {
+        auto pid = co_await db.query_one<int>("SELECT pg_backend_pid()");
+        // The server process stops answering without closing the socket (a silent network
+        // failure): only a check notices.
+        if (!pid || ::kill(*pid, SIGSTOP) != 0) {
+            skipped = true;  // the server runs as a user we may not signal
+            co_return;
+        }
+        co_await vela::sleep(100ms);
+        auto t0 = Clock::now();
+        try {
+            auto other = co_await db.query_one<int>("SELECT pg_backend_pid()");
+            EXPECT_NE(other, pid);
+            EXPECT_LT(ms_since(t0), 400);  // not the query timeout of the dead connection
+        } catch (const Error& e) {
+            ADD_FAILURE() << "the statement went to the unchecked connection: " << e.what();
+        }
+        ::kill(*pid, SIGCONT);
+    });
+    if (skipped) GTEST_SKIP() << "cannot stop the server process (not root?)";
 }
 
 TEST(PostgresPool, ConnectionsOlderThanMaxLifetimeAreReplaced) {
