@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "db/pg_test_util.hpp"
@@ -192,7 +193,7 @@ TEST(PostgresListen, DestroyingTheSubscriptionEndsItsSession) {
     });
 }
 
-TEST(PostgresListen, BadChannelNamesAndBackendsAreRefused) {
+TEST(PostgresListen, BadChannelNamesOtherBackendsAndOtherLoopsAreRefused) {
     VELA_NEED_PG(url);
     Database db(url);
     Database lite("sqlite::memory:");
@@ -205,6 +206,22 @@ TEST(PostgresListen, BadChannelNamesAndBackendsAreRefused) {
         EXPECT_THROW(co_await pg::listen(lite, fine), Error);
         pg::Subscription sub = co_await pg::listen(db, fine);
         EXPECT_TRUE(sub.listening());
+        // Another loop may not await it, but may close it (the closing is posted here).
+        std::string other_error;
+        std::thread other([&] {
+            run_on_loop([&]() -> Task<void> {
+                try {
+                    co_await sub.next();
+                } catch (const Error& e) {
+                    other_error = e.what();
+                }
+                sub.close();
+            });
+        });
+        other.join();
+        EXPECT_NE(other_error.find("loop that called listen()"), std::string::npos) << other_error;
+        EXPECT_FALSE(sub.is_open());
+        EXPECT_THROW(co_await sub.next(), Error);
     });
     // An unreachable server is a ConnectionError from listen() itself.
     Options o;
