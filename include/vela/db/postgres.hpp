@@ -104,7 +104,8 @@ struct ListenOptions {
     std::size_t max_queued = 10000;
 };
 
-class ListenState;  // (src/db/pg_listen.cpp)
+/// What a Subscription shares with its connection (private: src/db/pg_listen.cpp).
+class ListenState;
 class Subscription;
 
 /// Opens a connection of its own on the calling loop and LISTENs on `channels` (names are
