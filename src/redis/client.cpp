@@ -425,6 +425,16 @@ struct ClientImpl {
             pools.erase(it);
             break;
         }
+        // A new loop: also drop the pools of loops destroyed since (their sockets stay open
+        // until then).
+        for (auto it = pools.begin(); it != pools.end();) {
+            if ((*it)->ref.alive()) {
+                ++it;
+                continue;
+            }
+            (*it)->shutdown(false);
+            it = pools.erase(it);
+        }
         pools.push_back(std::make_unique<LoopPool>(*l, cfg));
         return *pools.back();
     }
@@ -437,7 +447,7 @@ struct ClientImpl {
 };
 
 // A subscription's connection and the messages it received.
-struct SubState final : ConnOwner {
+struct SubState final : ConnOwner, std::enable_shared_from_this<SubState> {
     Loop& loop;
     std::unique_ptr<Connection> conn;
     std::deque<Message> queue;
@@ -494,8 +504,9 @@ struct SubState final : ConnOwner {
         }
         if (!error) error = std::make_exception_ptr(Error("redis: the subscription was closed"));
         if (waiter) {
-            // A next() still waiting: finish it from the loop, not from inside close().
-            loop.defer([h = std::exchange(waiter, {})] { h.resume(); });
+            // A next() still waiting: finish it from the loop, not from inside close(); by
+            // then it may have been destroyed instead (its awaiter clears `waiter`).
+            loop.defer([self = shared_from_this()] { self->wake(); });
         }
     }
 };
@@ -531,15 +542,27 @@ struct RequestAwaiter {
     }
 };
 
-// co_await: waits for a subscription's confirmation or its next message.
+// co_await: waits for a subscription's confirmation or its next message. Destroyed with a
+// frame abandoned while it waits (a handler dropped at the shutdown deadline), it withdraws
+// the frame, so a later message or close() does not resume it.
 struct SubAwaiter {
     SubState& st;
     bool for_confirmation;
-    bool ready() const noexcept {
+    std::coroutine_handle<> self{};
+
+    SubAwaiter(SubState& s, bool confirmation) noexcept : st(s), for_confirmation(confirmation) {}
+    SubAwaiter(const SubAwaiter&) = delete;
+    SubAwaiter& operator=(const SubAwaiter&) = delete;
+    ~SubAwaiter() {
+        if (self && st.waiter == self) st.waiter = {};
+    }
+    bool await_ready() const noexcept {
         return st.closed || (for_confirmation ? st.confirmations_left == 0 : !st.queue.empty());
     }
-    bool await_ready() const noexcept { return ready(); }
-    void await_suspend(std::coroutine_handle<> h) noexcept { st.waiter = h; }
+    void await_suspend(std::coroutine_handle<> h) noexcept {
+        self = h;
+        st.waiter = h;
+    }
     void await_resume() const noexcept {}
 };
 
@@ -680,7 +703,7 @@ Task<Subscription> Client::open_subscription(Command cmd, std::size_t confirmati
     st->conn =
         std::make_unique<detail::Connection>(*l, impl_->cfg, *st, std::chrono::milliseconds(0));
     st->conn->enqueue_unanswered(cmd);
-    co_await detail::SubAwaiter{*st, true};
+    co_await detail::SubAwaiter(*st, true);
     if (st->error) std::rethrow_exception(st->error);
     co_return Subscription(std::move(st));
 }
@@ -712,7 +735,7 @@ bool Subscription::is_open() const noexcept { return st_ && !st_->closed; }
 Task<Message> Subscription::next() {
     std::shared_ptr<detail::SubState> st = st_;
     if (!st) throw Error("redis: next() on a closed subscription");
-    co_await detail::SubAwaiter{*st, false};
+    co_await detail::SubAwaiter(*st, false);
     if (st->queue.empty()) std::rethrow_exception(st->error);
     Message m = std::move(st->queue.front());
     st->queue.pop_front();

@@ -402,6 +402,41 @@ TEST(RedisPubSub, ClosingUnsubscribes) {
     }());
 }
 
+// A handler streaming messages is abandoned while it waits in next() (shutdown deadline):
+// neither a later message nor closing the subscription may resume the destroyed frame.
+TEST(RedisPubSub, AbandonedWaitIsNotResumed) {
+    VELA_NEED_REDIS(url);
+    Client redis(url);
+    const std::string ch = unique_key("abandon");
+    run_on_loop([&]() -> Task<void> {
+        Subscription kept = co_await redis.subscribe(ch);
+        bool got = false;
+        Task<void> reader = [](Subscription& s, bool& g) -> Task<void> {
+            (void)co_await s.next();
+            g = true;
+        }(kept, got);
+        auto h = reader.release();
+        h.resume();   // waits in next()
+        h.destroy();  // abandoned
+        EXPECT_EQ(co_await redis.publish(ch, "nobody reads this"), 1);
+        co_await vela::sleep(20ms);  // the message arrives and is only queued
+        EXPECT_FALSE(got);
+        EXPECT_EQ((co_await kept.next()).payload, "nobody reads this");
+
+        // The same with the Subscription itself inside the abandoned frame.
+        Task<void> owner = [](Client& r, std::string c) -> Task<void> {
+            Subscription mine = co_await r.subscribe(c);
+            (void)co_await mine.next();
+        }(redis, ch);
+        auto o = owner.release();
+        o.resume();
+        co_await vela::sleep(20ms);  // subscribed by now, waiting in next()
+        o.destroy();                 // closes the subscription from inside the destruction
+        co_await redis.publish(ch, "after");
+        co_await vela::sleep(20ms);
+    }());
+}
+
 // ---- Reconnect (stops and restarts the real server) ----------------------------------------
 
 TEST(RedisReconnect, InFlightCommandsFailAndLaterOnesReconnect) {

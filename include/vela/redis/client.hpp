@@ -207,8 +207,9 @@ class Subscription {
     /// Closes it (on its loop).
     ~Subscription();
 
-    /// The next message (waits for it). Messages arriving meanwhile are queued; after a lost
-    /// connection the queued ones come first, then ConnectionError; after close(), Error.
+    /// The next message (waits for it; one next() at a time). Messages arriving meanwhile are
+    /// queued; after a lost connection the queued ones come first, then ConnectionError; after
+    /// close(), Error.
     Task<Message> next();
     /// Unsubscribes by closing the connection; a next() waiting fails with Error.
     void close() noexcept;
