@@ -657,6 +657,9 @@ void Connection::close(const std::string& why) {
     if (connect_timer_) loop_.cancel(connect_timer_), connect_timer_ = 0;
     if (timer_armed_) loop_.cancel(timeout_timer_), timer_armed_ = false;
     if (handle_.registered) loop_.io().remove(handle_);
+    // The loop may still hold an event for the handle in its current batch (it checks
+    // `registered` first): the handle's memory must live until the batch is over.
+    loop_.defer([self] {});
     if (conn_) PQfinish(conn_), conn_ = nullptr;
     lru_.clear();
     cache_.clear();
