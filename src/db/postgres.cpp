@@ -514,9 +514,9 @@ void Pool::arm_sweep() {
 void Pool::sweep() {
     const auto now = Clock::now();
     std::vector<std::shared_ptr<Connection>> to_close;
-    std::erase_if(members_, [](const Member& m) {
-        return m.conn->state() == Connection::State::closed && !m.check;
-    });
+    // Closed without the pool hearing it (a transaction dropped off its loop).
+    std::erase_if(members_,
+                  [](const Member& m) { return m.conn->state() == Connection::State::closed; });
     for (auto& m : members_) {
         Connection& c = *m.conn;
         if (c.state() != Connection::State::ready) continue;
