@@ -173,7 +173,11 @@ class CopyRun final : public DirectUser {
 
     // DirectUser
     void on_edge(bool readable) override {
-        if (waiter_ && readable == want_readable_) std::exchange(waiter_, {}).resume();
+        if (!waiter_ || readable != want_readable_) return;
+        // The coroutine may end the COPY and drop the last reference to the connection, whose
+        // socket callback this is: the loop frees it once the callback has returned.
+        conn_->loop().defer([keep = conn_] {});
+        std::exchange(waiter_, {}).resume();
     }
     void on_lost(const std::string& why) override {
         lost_ = true;

@@ -111,10 +111,12 @@ class ListenState final : public ConnectionOwner, public std::enable_shared_from
         if (reconnect_timer_ && on_own_loop()) loop.cancel(reconnect_timer_);
         if (!conn_) return;
         conn_->detach();
-        if (on_own_loop())
+        if (on_own_loop()) {
             conn_->close("subscription closed");
-        else
+            drop_connection();  // this may run inside one of its callbacks
+        } else {
             conn_->close_off_loop();  // the loop is gone (or stopped for good)
+        }
     }
 
     bool on_own_loop() const {
