@@ -386,11 +386,24 @@ void Pool::unqueue(Waiter& w) noexcept {
 void Pool::serve() {
     // place() only submits or reserves; the resumptions run once the queue is consistent.
     std::vector<Waiter*> placed;
-    for (Waiter* w = head_; w;) {
+    // Once the pool has no room for a kind of waiter, the later ones of that kind are skipped
+    // (a long queue is walked once per release, not placed one failure at a time).
+    bool shared_full = false;
+    bool exclusive_full = false;
+    for (Waiter* w = head_; w && !(shared_full && exclusive_full);) {
         Waiter* next = w->next;
+        if (w->exclusive ? exclusive_full : shared_full) {
+            w = next;
+            continue;
+        }
         if (w->place(*this)) {
             unqueue(*w);
             placed.push_back(w);
+        } else if (w->exclusive) {
+            exclusive_full = true;  // place() found no idle connection to take
+        } else {
+            Connection* c = best_shared();
+            shared_full = !c || (c->outstanding() > 0 && can_grow());
         }
         w = next;
     }
