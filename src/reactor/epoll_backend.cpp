@@ -167,6 +167,8 @@ void EpollBackend::poll(int timeout_ms, IoSink& woke) {
                 } else if (ev & (EPOLLHUP | EPOLLERR)) {
                     // Not reading (paused or busy) but the socket died: report it.
                     if (!h->sink->on_read(-ECONNRESET)) continue;
+                } else if ((ev & EPOLLRDHUP) && h->report_fin) {
+                    if (!h->sink->on_read(0)) continue;
                 }
             }
             if ((ev & EPOLLOUT) && h->registered && h->write_wanted) h->sink->on_write_ready();

@@ -119,6 +119,14 @@ bool Http1Connection::on_read(ssize_t n) {
         if (busy_) {
             peer_gone_ = true;
             loop_.io().stop_reading(io_);
+            if (pending_ && worker_.options().cancel_on_disconnect) {
+                // Nobody is left to answer: abandon the handler (see ServerOptions).
+                std::coroutine_handle<> work = std::exchange(pending_, {});
+                busy_ = false;
+                io_.report_fin = false;
+                work.destroy();
+                close();
+            }
         } else if (n == 0 && (!out_.empty() || body_in_flight()) && phase_ != Phase::linger) {
             close_after_ = true;
             loop_.io().stop_reading(io_);
@@ -253,6 +261,7 @@ bool Http1Connection::dispatch() {
         if (!body_waiter_) {  // (a handler reading its streamed body keeps both)
             loop_.io().stop_reading(io_);
             loop_.wheel().cancel(timer_);  // no timeout runs against the application
+            io_.report_fin = worker_.options().cancel_on_disconnect;
         }
         return false;
     }
@@ -272,6 +281,7 @@ void Http1Connection::complete(Response&& r) {
     }
     busy_ = false;
     pending_ = {};
+    io_.report_fin = false;
     if (closed_) {  // force-closed during shutdown while the handler ran
         worker_.connection_closed(this);
         return;

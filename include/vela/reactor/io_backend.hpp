@@ -68,6 +68,9 @@ struct IoHandle {
     bool accepting = false;
     /// The peer's FIN (or a hang-up) has been reported (kept by the backend).
     bool peer_closed = false;
+    /// stream: also report the peer's FIN as on_read(0) while reading is stopped (set by the
+    /// owner; a hang-up or error is always reported).
+    bool report_fin = false;
 };
 
 /// Performs operations on IoHandles for one Loop (see above; epoll implements it).

@@ -76,6 +76,12 @@ struct ServerOptions {
     std::chrono::milliseconds linger_timeout{1'000};
     /// How long a graceful shutdown waits for requests in flight.
     std::chrono::milliseconds shutdown_timeout{10'000};
+    /// HTTP/1.1: when the client closes its connection while an asynchronous handler runs,
+    /// abandon the handler (its coroutine is destroyed where it waits: database statements
+    /// it awaits are cancelled, open transactions roll back, nothing is answered or logged)
+    /// instead of letting it run to its end. A client that half-closes after its request
+    /// counts as gone.
+    bool cancel_on_disconnect = false;
     /// Connections one loop holds at most; at the cap it stops accepting until one closes.
     std::size_t max_connections_per_loop = 100'000;
     /// Output bytes queued for a client above which its connection stops reading (a client
