@@ -173,8 +173,10 @@ std::string quote_identifier(std::string_view name);
 // ---------------------------------------------------------------------------------------
 // COPY (docs/data.md, "COPY")
 //
+//     std::vector<std::string> rows = {"1,x\n2,y\n"};  // named: GCC 12 rejects a braced
+//                                                     // list inside co_await
 //     std::uint64_t n = co_await pg::copy_in(db, "COPY t (a, b) FROM STDIN (FORMAT csv)",
-//                                            std::vector<std::string>{"1,x\n2,y\n"});
+//                                            std::move(rows));
 //     std::string csv = co_await pg::copy_out(db, "COPY t TO STDOUT (FORMAT csv)");
 //
 // The statement runs on a connection of the calling loop's pool taken for itself alone (as
