@@ -183,16 +183,19 @@ void App::check_not_started(const char* what) const {
     if (frozen_) throw std::logic_error(std::string(what) + " must be added before the app starts");
 }
 
+// WebSocket endpoints and static files are left out of the OpenAPI document (hidden).
 App& App::ws(std::string_view p, WsHandler handler, WsOptions options) {
     auto ep =
         std::make_shared<const WsEndpoint>(WsEndpoint{std::move(handler), std::move(options)});
-    return get(p, [ep](const Request& req) { return ws_accept(req, ep); });
+    get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
+    return *this;
 }
 
 Group& Group::ws(std::string_view p, WsHandler handler, WsOptions options) {
     auto ep =
         std::make_shared<const WsEndpoint>(WsEndpoint{std::move(handler), std::move(options)});
-    return get(p, [ep](const Request& req) { return ws_accept(req, ep); });
+    get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
+    return *this;
 }
 
 namespace {
@@ -206,12 +209,13 @@ void add_static(Target& t, std::string prefix, std::string_view mount, const std
     while (!local.empty() && local.back() == '/') local.pop_back();
     // The part below the mount is what the router's wildcard matched (the prefix may have
     // parameters of its own, so its length says nothing).
-    if (!sf->mount().empty()) t.get(local, [sf](const Request& req) { return sf->serve(req, {}); });
+    if (!sf->mount().empty())
+        t.get(local, [sf](const Request& req) { return sf->serve(req, {}); }).hidden();
     t.get(local + "/{*vela_static_path}", [sf](const Request& req) {
-        thread_local std::string rest;
-        rest.assign("/").append(req.param("vela_static_path"));
-        return sf->serve(req, rest);
-    });
+         thread_local std::string rest;
+         rest.assign("/").append(req.param("vela_static_path"));
+         return sf->serve(req, rest);
+     }).hidden();
 }
 }  // namespace
 
@@ -227,11 +231,17 @@ Group& Group::static_files(std::string_view mount, const std::string& dir, Stati
     return *this;
 }
 
-void App::add_route(Method m, std::string_view pattern, HandlerFn h, detail::GroupData* g) {
+openapi::RouteDoc& App::add_route(Method m, std::string_view pattern, HandlerFn h,
+                                  detail::GroupData* g, openapi::Describe describe) {
     check_not_started("routes");
     auto id = static_cast<std::int32_t>(endpoints_.size());
     router_.add(m, pattern, id);
     endpoints_.push_back(detail::Endpoint{std::move(h), g, this, {}, true});
+    openapi::RouteDoc& doc = route_docs_.emplace_back();
+    doc.method = m;
+    doc.pattern = pattern;
+    doc.describe = describe;
+    return doc;
 }
 
 // Resolves each route's middleware chain: global first, then outer to inner groups.

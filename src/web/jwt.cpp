@@ -19,6 +19,7 @@
 #include "vela/crypto/crypto.hpp"
 #include "vela/json/json.hpp"
 #include "vela/web/extract.hpp"
+#include "vela/web/route_doc.hpp"
 
 namespace vela {
 
@@ -503,6 +504,10 @@ std::vector<std::string_view> JwtClaims::scopes() const {
 bool JwtClaims::has_scope(std::string_view scope) const {
     const auto all = scopes();
     return std::find(all.begin(), all.end(), scope) != all.end();
+}
+
+void JwtClaims::describe_openapi(openapi::Operation& op, openapi::Schemas&) {
+    openapi::detail::add_bearer(op);
 }
 
 std::optional<JwtClaims> JwtClaims::from_request(Request& req, Response& error) {

@@ -35,6 +35,7 @@
 #include "vela/tls/context.hpp"
 #include "vela/web/handler_traits.hpp"
 #include "vela/web/middleware.hpp"
+#include "vela/web/route_doc.hpp"
 #include "vela/web/router.hpp"
 
 namespace vela {
@@ -123,40 +124,40 @@ class Group {
     Group group(std::string_view prefix);
     /// Registers a handler for `method` at prefix + `pattern`.
     template <class F>
-    Group& route(Method method, std::string_view pattern, F&& f);
+    RouteRef<Group> route(Method method, std::string_view pattern, F&& f);
     /// Registers a GET handler at prefix + `p`.
     template <class F>
-    Group& get(std::string_view p, F&& f) {
+    RouteRef<Group> get(std::string_view p, F&& f) {
         return route(Method::GET, p, std::forward<F>(f));
     }
     /// Registers a POST handler at prefix + `p`.
     template <class F>
-    Group& post(std::string_view p, F&& f) {
+    RouteRef<Group> post(std::string_view p, F&& f) {
         return route(Method::POST, p, std::forward<F>(f));
     }
     /// Registers a PUT handler at prefix + `p`.
     template <class F>
-    Group& put(std::string_view p, F&& f) {
+    RouteRef<Group> put(std::string_view p, F&& f) {
         return route(Method::PUT, p, std::forward<F>(f));
     }
     /// Registers a PATCH handler at prefix + `p`.
     template <class F>
-    Group& patch(std::string_view p, F&& f) {
+    RouteRef<Group> patch(std::string_view p, F&& f) {
         return route(Method::PATCH, p, std::forward<F>(f));
     }
     /// Registers a DELETE handler at prefix + `p`.
     template <class F>
-    Group& del(std::string_view p, F&& f) {
+    RouteRef<Group> del(std::string_view p, F&& f) {
         return route(Method::DELETE, p, std::forward<F>(f));
     }
     /// Registers an OPTIONS handler at prefix + `p` (instead of the automatic answer).
     template <class F>
-    Group& options(std::string_view p, F&& f) {
+    RouteRef<Group> options(std::string_view p, F&& f) {
         return route(Method::OPTIONS, p, std::forward<F>(f));
     }
     /// Registers a HEAD handler at prefix + `p` (GET routes already serve HEAD).
     template <class F>
-    Group& head(std::string_view p, F&& f) {
+    RouteRef<Group> head(std::string_view p, F&& f) {
         return route(Method::HEAD, p, std::forward<F>(f));
     }
     /// Registers a WebSocket endpoint at prefix + `p` (see App::ws).
@@ -194,52 +195,53 @@ class App {
 
     /// Registers a handler for `method` at `pattern` (see router.hpp for the syntax).
     template <class F>
-    App& route(Method method, std::string_view pattern, F&& f) {
-        add_route(method, pattern, make_handler(std::forward<F>(f)), root_);
-        return *this;
+    RouteRef<App> route(Method method, std::string_view pattern, F&& f) {
+        return RouteRef<App>(this, &add_route(method, pattern, make_handler(std::forward<F>(f)),
+                                              root_, openapi::describer<F>()));
     }
     /// Registers a handler that reads its request body as it arrives
     /// (`co_await req.body_stream().read()`, see body_reader.hpp): it runs as soon as the
     /// head is in, and bodies up to limits.max_streamed_body pass in bounded memory.
     template <class F>
-    App& streaming(Method method, std::string_view pattern, F&& f) {
-        add_route(method, pattern, make_handler(std::forward<F>(f)), root_);
+    RouteRef<App> streaming(Method method, std::string_view pattern, F&& f) {
+        openapi::RouteDoc& doc = add_route(method, pattern, make_handler(std::forward<F>(f)), root_,
+                                           openapi::describer<F>());
         endpoints_.back().stream_body = true;
-        return *this;
+        return RouteRef<App>(this, &doc);
     }
     /// Registers a GET handler at `p`.
     template <class F>
-    App& get(std::string_view p, F&& f) {
+    RouteRef<App> get(std::string_view p, F&& f) {
         return route(Method::GET, p, std::forward<F>(f));
     }
     /// Registers a POST handler at `p`.
     template <class F>
-    App& post(std::string_view p, F&& f) {
+    RouteRef<App> post(std::string_view p, F&& f) {
         return route(Method::POST, p, std::forward<F>(f));
     }
     /// Registers a PUT handler at `p`.
     template <class F>
-    App& put(std::string_view p, F&& f) {
+    RouteRef<App> put(std::string_view p, F&& f) {
         return route(Method::PUT, p, std::forward<F>(f));
     }
     /// Registers a PATCH handler at `p`.
     template <class F>
-    App& patch(std::string_view p, F&& f) {
+    RouteRef<App> patch(std::string_view p, F&& f) {
         return route(Method::PATCH, p, std::forward<F>(f));
     }
     /// Registers a DELETE handler at `p`.
     template <class F>
-    App& del(std::string_view p, F&& f) {
+    RouteRef<App> del(std::string_view p, F&& f) {
         return route(Method::DELETE, p, std::forward<F>(f));
     }
     /// Registers an OPTIONS handler at `p` (instead of the automatic answer).
     template <class F>
-    App& options(std::string_view p, F&& f) {
+    RouteRef<App> options(std::string_view p, F&& f) {
         return route(Method::OPTIONS, p, std::forward<F>(f));
     }
     /// Registers a HEAD handler at `p` (GET routes already serve HEAD).
     template <class F>
-    App& head(std::string_view p, F&& f) {
+    RouteRef<App> head(std::string_view p, F&& f) {
         return route(Method::HEAD, p, std::forward<F>(f));
     }
 
@@ -272,6 +274,15 @@ class App {
         if (static_cast<int>(r.status()) >= 400 && r.is_bare()) [[unlikely]]
             fill_error_body(&req, r, {});
     }
+
+    /// What each route says for the OpenAPI document, in registration order (never read
+    /// while serving).
+    const std::deque<openapi::RouteDoc>& route_docs() const noexcept { return route_docs_; }
+    /// The error answers' format and renderer (error_pages()).
+    const ErrorPages& error_pages() const noexcept { return error_pages_; }
+    /// Serves the OpenAPI 3.1 document of this app's routes at info.path (/openapi.json),
+    /// built at its first request and then cached (vela/web/openapi.hpp). Before run().
+    App& openapi(openapi::Info info = {});
 
     /// Server settings (limits, timeouts, connection cap); change before run()/start().
     ServerOptions& options() noexcept { return options_; }
@@ -310,7 +321,8 @@ class App {
   private:
     friend class Group;
     class Handler;
-    void add_route(Method m, std::string_view pattern, HandlerFn h, detail::GroupData* g);
+    openapi::RouteDoc& add_route(Method m, std::string_view pattern, HandlerFn h,
+                                 detail::GroupData* g, openapi::Describe describe);
     void freeze();
     detail::GroupData* new_group(std::string prefix, detail::GroupData* parent);
     // Throws std::logic_error once the app has started: the chains built at start hold
@@ -338,6 +350,7 @@ class App {
     bool stop_requested_ = false;  // under server_mu_
     bool frozen_ = false;
     ErrorPages error_pages_;
+    std::deque<openapi::RouteDoc> route_docs_;  // per route, in registration order
 };
 
 template <class F>
@@ -348,13 +361,13 @@ Group& Group::use(F&& f) {
 }
 
 template <class F>
-Group& Group::route(Method method, std::string_view pattern, F&& f) {
+RouteRef<Group> Group::route(Method method, std::string_view pattern, F&& f) {
     std::string full;
     for (detail::GroupData* g = data_; g; g = g->parent) full.insert(0, g->prefix);
     full += pattern;
     if (full.size() > 1 && full.back() == '/' && pattern.empty()) full.pop_back();
-    app_->add_route(method, full, make_handler(std::forward<F>(f)), data_);
-    return *this;
+    return RouteRef<Group>(*this, &app_->add_route(method, full, make_handler(std::forward<F>(f)),
+                                                   data_, openapi::describer<F>()));
 }
 
 }  // namespace vela

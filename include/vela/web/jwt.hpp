@@ -44,6 +44,11 @@
 
 namespace vela {
 
+namespace openapi {
+struct Operation;
+class Schemas;
+}  // namespace openapi
+
 namespace detail {
 struct JwtKeyData;
 }  // namespace detail
@@ -191,6 +196,8 @@ struct JwtClaims {
     /// Lets a handler take `const vela::JwtClaims&` as a parameter: a copy of what jwt_auth()
     /// stored (500 if jwt_auth() is not installed on the route).
     static std::optional<JwtClaims> from_request(Request& req, Response& error);
+    /// Documents such a handler (openapi.hpp): bearer authentication, 401 without a token.
+    static void describe_openapi(openapi::Operation& op, openapi::Schemas& schemas);
 };
 
 /// What jwt::verify() returns: the claims, or why the token was refused.
