@@ -241,7 +241,9 @@ void format_text(const AccessLogEntry& e, bool combined, bool extras, Writer& w,
     }
 }
 
-void format_json(const AccessLogEntry& e, Writer& w, std::int64_t second, int millis) {
+// `log_members`: the "level" and "logger" members vela::log's JSON lines carry.
+void format_json(const AccessLogEntry& e, Writer& w, std::int64_t second, int millis,
+                 bool log_members) {
     char vbuf[9];
     w.put("{\"time\":\"");
     w.put(std::string_view(time_text(second).iso, 19));
@@ -249,7 +251,9 @@ void format_json(const AccessLogEntry& e, Writer& w, std::int64_t second, int mi
     w.put(static_cast<char>('0' + millis / 100));
     w.put(static_cast<char>('0' + millis / 10 % 10));
     w.put(static_cast<char>('0' + millis % 10));
-    w.put("Z\",\"remote\":");
+    w.put(log_members
+              ? std::string_view("Z\",\"level\":\"info\",\"logger\":\"vela.access\",\"remote\":")
+              : std::string_view("Z\",\"remote\":"));
     w.json_or_null(e.remote);
     w.put(",\"method\":");
     w.json(e.method);
@@ -283,12 +287,12 @@ void format_access_log(const AccessLogEntry& entry, AccessLogFormat format, bool
         std::chrono::floor<std::chrono::milliseconds>(entry.time).time_since_epoch().count();
     const std::int64_t second = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
     const int millis = static_cast<int>(ms - second * 1000);
-    // The fixed text of the longest format (JSON: about 180 bytes with numbers) plus every
-    // field escaped at its worst.
+    // The fixed text of the longest format (JSON: about 220 bytes with numbers and the log
+    // members) plus every field escaped at its worst.
     const std::size_t fields = entry.remote.size() + entry.method.size() + entry.target.size() +
                                entry.request_id.size() + entry.user_agent.size() +
                                entry.referer.size();
-    const std::size_t bound = 256 + Writer::kEscapedPerByte * fields;
+    const std::size_t bound = 320 + Writer::kEscapedPerByte * fields;
     const std::size_t old = out.size();
     out.resize(old + bound);
     Writer w{out.data() + old};
@@ -300,7 +304,13 @@ void format_access_log(const AccessLogEntry& entry, AccessLogFormat format, bool
             format_text(entry, true, extras, w, second);
             break;
         case AccessLogFormat::json:
-            format_json(entry, w, second, millis);
+            format_json(entry, w, second, millis, false);
+            break;
+        case AccessLogFormat::automatic:
+            if (log::format() == log::Format::json)
+                format_json(entry, w, second, millis, true);
+            else
+                format_text(entry, true, extras, w, second);
             break;
     }
     out.resize(static_cast<std::size_t>(w.p - out.data()));

@@ -28,6 +28,9 @@
 //              "target":"/a?b=1","version":"HTTP/1.1","status":200,"bytes":13,
 //              "latency_us":52,"request_id":"3q2-7wFy...","user_agent":"curl/7.88.1",
 //              "referer":null}
+//   automatic (the default): combined, or, once vela::log::set_format(Format::json) is in
+//             force, json with "level":"info","logger":"vela.access" after "time", so the
+//             access lines have the shape of the application's JSON log lines.
 // Times are UTC. The remote address is Request::client_ip() (a trusted proxy's report when
 // proxy handling is installed before the log). Bytes are the body's size as the response
 // left the middleware ("-" / null when streamed; 0 for HEAD, 1xx, 204 and 304). In the text
@@ -63,12 +66,16 @@ enum class AccessLogFormat : std::uint8_t {
     combined,
     /// One JSON object per line.
     json,
+    /// The default: `combined` while vela::log writes text, and `json` with "level":"info"
+    /// and "logger":"vela.access" members while vela::log writes JSON lines
+    /// (vela::log::set_format; config log.format), looked up for each line.
+    automatic,
 };
 
 /// Where and how access_log() writes.
 struct AccessLogOptions {
-    /// The line format.
-    AccessLogFormat format = AccessLogFormat::combined;
+    /// The line format (automatic: follows vela::log::format(), see AccessLogFormat).
+    AccessLogFormat format = AccessLogFormat::automatic;
     /// common / combined: append the request id and the latency in microseconds.
     bool extras = true;
     /// A file to write to, rotated by size (empty: standard output).
