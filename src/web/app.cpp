@@ -472,6 +472,7 @@ App& App::listen(std::string_view endpoint) {
 // The mutex keeps a server alive while stop() uses it; the replaced one (a restart) is
 // destroyed outside the lock.
 void App::make_server() {
+    check_sections();
     if (!listen_error_.empty())
         throw net::ListenError(std::make_error_code(std::errc::invalid_argument), listen_error_);
     // Certificates first: a bad file is reported before any port is opened.
@@ -496,8 +497,10 @@ int App::run(unsigned threads) {
     int rc = 1;
     try {
         make_server();
-        rc = server_->run(threads);
+        rc = server_->run(threads ? threads : threads_);
     } catch (const net::ListenError& e) {  // a port in use, a bad path, ...: one line, no abort
+        log::error("{}", e.what());
+    } catch (const ConfigError& e) {  // a configuration table nobody read
         log::error("{}", e.what());
     } catch (const TlsError& e) {  // a missing certificate, a key that does not match, ...
         log::error("{}", e.what());
@@ -511,7 +514,7 @@ int App::run(unsigned threads) {
 
 void App::start(unsigned threads) {
     make_server();
-    server_->start(threads);
+    server_->start(threads ? threads : threads_);
 }
 
 void App::stop() {

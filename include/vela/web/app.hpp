@@ -33,6 +33,7 @@
 #include "vela/server/server.hpp"
 #include "vela/server/websocket.hpp"
 #include "vela/tls/context.hpp"
+#include "vela/web/config.hpp"
 #include "vela/web/handler_traits.hpp"
 #include "vela/web/middleware.hpp"
 #include "vela/web/route_doc.hpp"
@@ -300,6 +301,23 @@ class App {
     /// runs): new handshakes use them, open connections go on. Throws TlsError and keeps the
     /// old ones when a file is bad. Thread-safe.
     void reload_tls();
+    /// Reads the TOML file `path` with the VELA_* environment variables over it and applies it
+    /// (see apply()). Throws ConfigError (one line: file, line, key); before run()/start().
+    App& load_config(const std::string& path);
+    /// Applies a configuration (vela/web/config.hpp): its server, limits, timeouts and http2
+    /// keys over options(), its listeners instead of earlier listen() calls (when it names
+    /// any), server.threads for run(0)/start(0), the log level. Keeps it for config<T>().
+    App& apply(Config config);
+    /// The table `section` of the applied configuration read into T, with VELA_<SECTION>_...
+    /// variables over it (without one: the variables alone). Absent members keep their
+    /// defaults, VELA_REQUIRED ones must be present, unknown keys are errors: throws
+    /// ConfigError. Tables nobody reads make run()/start() fail, so a misspelt one is caught.
+    template <json::Reflected T>
+    T config(std::string_view section) {
+        return claim_section(section).template section<T>(section);
+    }
+    /// The applied configuration; nullptr before load_config()/apply().
+    const Config* config() const noexcept { return config_.get(); }
     /// Serves with `threads` loops (0: one per core) until SIGINT/SIGTERM; returns 0 after a
     /// graceful shutdown. When a listener cannot be opened or a certificate cannot be loaded
     /// it logs the one-line reason (log::error) and returns 1.
@@ -350,6 +368,12 @@ class App {
     bool stop_requested_ = false;  // under server_mu_
     bool frozen_ = false;
     ErrorPages error_pages_;
+    // The applied configuration, the user sections read from it, and server.threads.
+    const Config& claim_section(std::string_view section);
+    void check_sections() const;
+    std::unique_ptr<Config> config_;
+    std::vector<std::string> claimed_;
+    unsigned threads_ = 0;
     std::deque<openapi::RouteDoc> route_docs_;  // per route, in registration order
 };
 

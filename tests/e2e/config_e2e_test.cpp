@@ -1,0 +1,151 @@
+// A server configured from a TOML file over a real socket: the listener, a limit that turns a
+// large body into 413, a user section, the environment over the file, and a table nobody
+// reads stopping start()/run() with one line.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "e2e/client.hpp"
+
+namespace vela::e2e {
+namespace {
+
+struct Greeter {
+    std::string greeting = "hello";
+    int repeat = 1;
+};
+VELA_REFLECT(Greeter, greeting, repeat)
+
+// A configuration file in a fresh temporary directory, removed with it.
+class ConfigFile {
+  public:
+    explicit ConfigFile(const std::string& text) {
+        char dir[] = "/tmp/vela-config-XXXXXX";
+        dir_ = ::mkdtemp(dir);
+        path_ = dir_ + "/vela.toml";
+        std::ofstream(path_) << text;
+    }
+    ~ConfigFile() {
+        std::remove(path_.c_str());
+        ::rmdir(dir_.c_str());
+    }
+    const std::string& path() const { return path_; }
+
+  private:
+    std::string dir_;
+    std::string path_;
+};
+
+const char* kFile = R"(# the e2e test's server
+[server]
+listen = ["127.0.0.1:0"]
+threads = 1
+
+[limits]
+max_body = "1KiB"
+
+[timeouts]
+idle = "5s"
+
+[greeter]
+greeting = "hi"
+repeat = 2
+)";
+
+void add_routes(App& app, const Greeter& g) {
+    app.post("/echo", [](Request& req) { return std::string(req.body()); });
+    app.get("/greet", [g] {
+        std::string out;
+        for (int i = 0; i < g.repeat; ++i) out += g.greeting;
+        return out;
+    });
+}
+
+TEST(ConfigE2E, ServerFromAFileAppliesItsLimitOverARealSocket) {
+    ConfigFile file(kFile);
+    App app;
+    app.load_config(file.path());
+    add_routes(app, app.config<Greeter>("greeter"));
+    EXPECT_EQ(app.options().limits.max_body, 1024u);
+    EXPECT_EQ(app.options().idle_timeout, std::chrono::seconds(5));
+    app.start();
+    ASSERT_NE(app.port(), 0);
+    EXPECT_EQ(app.port(1), 0);  // one listener: the file's
+
+    Client c = Client::tcp(app.port());
+    ASSERT_TRUE(c.send(request_with_body("POST", "/echo", std::string(1024, 'a'))));
+    auto r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body.size(), 1024u);
+
+    ASSERT_TRUE(c.send(get_request("/greet")));
+    r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->body, "hihi");
+
+    Client big = Client::tcp(app.port());
+    ASSERT_TRUE(big.send(request_with_body("POST", "/echo", std::string(1025, 'a'))));
+    r = big.read_response();
+    ASSERT_TRUE(r) << big.error();
+    EXPECT_EQ(r->status, 413);
+    app.stop();
+    app.wait();
+}
+
+TEST(ConfigE2E, EnvironmentOverridesTheFile) {
+    ConfigFile file(kFile);
+    App app;
+    app.apply(Config::load(file.path(),
+                           {{"VELA_LIMITS_MAX_BODY", "10"}, {"VELA_GREETER_GREETING", "yo"}}));
+    add_routes(app, app.config<Greeter>("greeter"));
+    app.start();
+    Client c = Client::tcp(app.port());
+    ASSERT_TRUE(c.send(request_with_body("POST", "/echo", "01234567890")));
+    auto r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->status, 413);
+    Client g = Client::tcp(app.port());
+    ASSERT_TRUE(g.send(get_request("/greet")));
+    r = g.read_response();
+    ASSERT_TRUE(r) << g.error();
+    EXPECT_EQ(r->body, "yoyo");
+    app.stop();
+    app.wait();
+}
+
+TEST(ConfigE2E, UnreadSectionStopsStartAndRunWithOneLine) {
+    ConfigFile file(std::string(kFile) + "\n[greter]\nrepeat = 3\n");
+    App app;
+    app.load_config(file.path());
+    add_routes(app, app.config<Greeter>("greeter"));
+    try {
+        app.start();
+        FAIL() << "started";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  file.path() +
+                      ":16: [greter]: no section of that name is read (vela reads server, "
+                      "timeouts, limits, http2, websocket, sse, log; the application read "
+                      "greeter with app.config<T>())");
+    }
+    EXPECT_EQ(app.run(), 1);  // logged, not thrown
+}
+
+TEST(ConfigE2E, BadValueInTheFileIsOneLine) {
+    ConfigFile file("[server]\nlisten = [\"127.0.0.1:0\"]\nthreads = \"two\"\n");
+    App app;
+    try {
+        app.load_config(file.path());
+        FAIL() << "loaded";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  file.path() + ":3: server.threads: expected an integer, got a string");
+    }
+}
+
+}  // namespace
+}  // namespace vela::e2e
