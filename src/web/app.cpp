@@ -468,6 +468,21 @@ App& App::listen(std::string_view endpoint) {
     return *this;
 }
 
+// What starting does before a server exists: final routes, and the app's error pages for the
+// errors the server answers itself.
+void App::prepare() {
+    freeze();
+    if (error_pages_.render || error_pages_.format != ErrorFormat::text)
+        options_.error_body = [this](const Request* req, Response& r) {
+            fill_error_body(req, r, {});
+        };
+}
+
+HttpHandler& App::handler() {
+    prepare();
+    return *handler_;
+}
+
 // Creates the server and publishes it to stop(), which may be racing on another thread.
 // The mutex keeps a server alive while stop() uses it; the replaced one (a restart) is
 // destroyed outside the lock.
@@ -478,11 +493,7 @@ void App::make_server() {
     // Certificates first: a bad file is reported before any port is opened.
     std::vector<std::shared_ptr<tls::Context>> contexts;
     for (const auto& t : listen_tls_) contexts.push_back(t ? tls::Context::create(*t) : nullptr);
-    freeze();
-    if (error_pages_.render || error_pages_.format != ErrorFormat::text)
-        options_.error_body = [this](const Request* req, Response& r) {
-            fill_error_body(req, r, {});
-        };
+    prepare();
     auto fresh = std::make_unique<Server>(*handler_, options_);
     for (std::size_t i = 0; i < listen_.size(); ++i) fresh->listen(listen_[i], contexts[i]);
     std::unique_ptr<Server> old;

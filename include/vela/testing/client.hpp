@@ -56,6 +56,10 @@
 
 namespace vela::testing {
 
+namespace detail {
+struct ConnectionSlot;
+}
+
 /// Header fields to send: (name, value) pairs, in order.
 using Headers = std::vector<std::pair<std::string, std::string>>;
 /// Form fields to send as application/x-www-form-urlencoded: (name, value) pairs, in order.
@@ -236,13 +240,12 @@ class WebSocket {
 
   private:
     friend class Client;
-    WebSocket(int fd, TestResponse handshake, std::string unread,
-              std::chrono::milliseconds timeout);
+    WebSocket(int fd, TestResponse handshake, std::string unread);
     Task<void> send_frame(ws::Opcode op, std::string payload);
     int fd_;
+    bool close_sent_ = false;
     TestResponse handshake_;
     std::string in_;  // received bytes not yet parsed
-    std::chrono::milliseconds timeout_;
     std::unique_ptr<ws::ReaderOptions> options_;
     std::unique_ptr<ws::FrameReader> reader_;
     std::uint32_t mask_ = 0x1234abcd;
@@ -365,7 +368,6 @@ class Client {
         std::string bytes;
         bool head = false;
     };
-    class Connection;
     Client(App& app, ClientOptions options, bool loopback);
     Pending<TestResponse> with_json(std::string_view method, std::string_view target,
                                     std::string body, Headers headers);
@@ -381,8 +383,9 @@ class Client {
     App* app_;
     ClientOptions options_;
     bool loopback_ = false;
+    std::uint16_t port_ = 0;
     std::unique_ptr<Loop> loop_;
-    std::unique_ptr<Connection> conn_;  // loopback: the kept-alive connection
+    std::shared_ptr<detail::ConnectionSlot> conns_;  // loopback: kept-alive connections
     CookieJar cookies_;
 };
 

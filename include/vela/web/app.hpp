@@ -285,6 +285,10 @@ class App {
     /// built at its first request and then cached (vela/web/openapi.hpp). Before run().
     App& openapi(openapi::Info info = {});
 
+    /// Makes the routes and middleware final (as start() does) and returns the handler the
+    /// server calls for each request (vela::testing::Client calls it without a server).
+    HttpHandler& handler();
+
     /// Server settings (limits, timeouts, connection cap); change before run()/start().
     ServerOptions& options() noexcept { return options_; }
     /// Listens on all IPv4 interfaces at `port`.
@@ -342,6 +346,7 @@ class App {
     openapi::RouteDoc& add_route(Method m, std::string_view pattern, HandlerFn h,
                                  detail::GroupData* g, openapi::Describe describe);
     void freeze();
+    void prepare();  // freeze() and the server-side error body
     detail::GroupData* new_group(std::string prefix, detail::GroupData* parent);
     // Throws std::logic_error once the app has started: the chains built at start hold
     // pointers into the middleware lists, and the loops read them without locks.
