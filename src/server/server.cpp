@@ -137,8 +137,20 @@ int Server::run(unsigned threads) {
 }
 
 void Server::stop() {
-    stop_requested_.store(true);
-    if (workers_ready_.load()) stop_workers();
+    const bool first = !stop_requested_.exchange(true);
+    if (!workers_ready_.load()) return;  // start()/run() will see stop_requested_
+    if (options_.drain_delay.count() > 0) {
+        // stopping() is true from here (readiness probes say 503); the drain begins once the
+        // load balancers had drain_delay to notice. A second stop() changes nothing.
+        if (first) {
+            Loop& loop = workers_[0]->loop();
+            loop.post([this, &loop] {
+                loop.call_after(options_.drain_delay, [this] { stop_workers(); });
+            });
+        }
+        return;
+    }
+    stop_workers();
 }
 
 // Posts a drain to every loop (it runs when the loop does; twice is harmless).

@@ -76,6 +76,10 @@ struct ServerOptions {
     std::chrono::milliseconds linger_timeout{1'000};
     /// How long a graceful shutdown waits for requests in flight.
     std::chrono::milliseconds shutdown_timeout{10'000};
+    /// After stop() (SIGINT/SIGTERM), keep accepting and serving this long before the drain
+    /// begins, while stopping() is true, so load balancers polling /ready see 503 and stop
+    /// sending first (0: the drain begins at once).
+    std::chrono::milliseconds drain_delay{0};
     /// HTTP/1.1: when the client closes its connection while an asynchronous handler runs,
     /// abandon the handler (its coroutine is destroyed where it waits: database statements
     /// it awaits are cancelled, open transactions roll back, nothing is answered or logged)
@@ -150,6 +154,8 @@ class Server {
                    ? endpoints_[index].port
                    : 0;
     }
+    /// True from the moment stop() is called (SIGINT/SIGTERM included), for readiness probes.
+    bool stopping() const noexcept { return stop_requested_.load(std::memory_order_relaxed); }
     /// Number of workers running.
     std::size_t workers() const noexcept;
     /// The options in use.

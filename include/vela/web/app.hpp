@@ -35,6 +35,7 @@
 #include "vela/tls/context.hpp"
 #include "vela/web/config.hpp"
 #include "vela/web/handler_traits.hpp"
+#include "vela/web/health.hpp"
 #include "vela/web/middleware.hpp"
 #include "vela/web/route_doc.hpp"
 #include "vela/web/router.hpp"
@@ -289,6 +290,16 @@ class App {
     /// server calls for each request (vela::testing::Client calls it without a server).
     HttpHandler& handler();
 
+    /// Serves liveness at options.live_path (/health) and readiness at options.ready_path
+    /// (/ready), which runs the ready_check()s added before or after (vela/web/health.hpp).
+    /// Once, before run().
+    App& health(HealthOptions options = {});
+    /// Adds a readiness check that /ready runs (timeout 0: the health options' timeout);
+    /// health() serves it. Before run().
+    App& ready_check(std::string name, ReadyCheck check, std::chrono::milliseconds timeout = {});
+    /// True from the moment a graceful stop begins (stop(), SIGINT/SIGTERM): /ready says 503.
+    bool stopping() const noexcept;
+
     /// Server settings (limits, timeouts, connection cap); change before run()/start().
     ServerOptions& options() noexcept { return options_; }
     /// Listens on all IPv4 interfaces at `port`.
@@ -373,6 +384,8 @@ class App {
     bool stop_requested_ = false;  // under server_mu_
     bool frozen_ = false;
     ErrorPages error_pages_;
+    std::optional<Health> health_;  // health() / ready_check()
+    bool health_routed_ = false;
     // The applied configuration, the user sections read from it, and server.threads.
     const Config& claim_section(std::string_view section);
     void check_sections() const;
