@@ -98,11 +98,6 @@ Task<bool> read_head(int fd, ResponseReader& reader, bool head_request) {
                 }
                 co_return true;
             case ResponseReader::Step::need_more: {
-                if (eof) {
-                    if (!any) co_return false;
-                    throw std::runtime_error(
-                        "vela::testing: the connection ended inside a response head");
-                }
                 std::string got;
                 eof = !co_await receive(fd, got);
                 any = any || !got.empty();
@@ -110,6 +105,7 @@ Task<bool> read_head(int fd, ResponseReader& reader, bool head_request) {
                 continue;
             }
             case ResponseReader::Step::error:
+                if (eof && !any) co_return false;
                 throw std::runtime_error("vela::testing: unreadable response: " + reader.error());
             default:
                 throw std::runtime_error("vela::testing: unexpected response state");

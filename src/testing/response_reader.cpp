@@ -42,7 +42,7 @@ ResponseReader::Step ResponseReader::fail(std::string why) {
 ResponseReader::Step ResponseReader::next(bool eof) {
     switch (phase_) {
         case Phase::head:
-            return parse_head();
+            return parse_head(eof);
         case Phase::length: {
             if (left_ == 0) {
                 phase_ = Phase::done;
@@ -77,7 +77,8 @@ ResponseReader::Step ResponseReader::next(bool eof) {
                 return Step::piece;  // the next call says done
             }
             if (piece_.empty()) {
-                if (eof && buf_.empty()) return fail("the connection ended inside a chunked body");
+                // The decoder took all it could: at the end of input nothing more will come.
+                if (eof) return fail("the connection ended inside a chunked body");
                 return Step::need_more;
             }
             return Step::piece;
@@ -100,10 +101,13 @@ ResponseReader::Step ResponseReader::next(bool eof) {
 }
 
 // status-line = HTTP-version SP status-code SP [ reason-phrase ] CRLF, then field lines.
-ResponseReader::Step ResponseReader::parse_head() {
+ResponseReader::Step ResponseReader::parse_head(bool eof) {
     const std::size_t end = buf_.find("\r\n\r\n");
     if (end == std::string::npos) {
         if (buf_.size() > kMaxHead) return fail("response head larger than 64 KiB");
+        if (eof)
+            return fail(buf_.empty() ? "the connection ended before a response"
+                                     : "the connection ended inside a response head");
         return Step::need_more;
     }
     const std::string_view head(buf_.data(), end + 2);

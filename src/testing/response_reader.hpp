@@ -46,7 +46,7 @@ class ResponseReader {
 
   private:
     enum class Phase : std::uint8_t { head, length, chunked, until_eof, done, failed };
-    Step parse_head();
+    Step parse_head(bool eof);
     Step fail(std::string why);
 
     std::string buf_;

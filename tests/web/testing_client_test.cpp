@@ -431,6 +431,10 @@ TEST(ResponseReader, Table) {
         {"bad chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", false, 0, ""},
         {"short body", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", false, 0, ""},
         {"space before colon", "HTTP/1.1 200 OK\r\nX-A : 1\r\n\r\n", false, 0, ""},
+        {"head cut short", "HTTP/1.1 200 OK\r\nContent-Len", false, 0, ""},
+        {"nothing", "", false, 0, ""},
+        {"chunk size cut short", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r", false,
+         0, ""},
     };
     for (const Case& c : cases) {
         // Whole, and one byte at a time: the same answer.
