@@ -51,6 +51,7 @@ function(vela_module name)
     # Headers only (so far): an interface library with the same name and dependencies.
     add_library(vela_${name} INTERFACE)
     add_library(vela::${name} ALIAS vela_${name})
+    set_target_properties(vela_${name} PROPERTIES EXPORT_NAME ${name})
     target_include_directories(vela_${name} INTERFACE
       $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
     target_link_libraries(vela_${name} INTERFACE ${M_PUBLIC})
@@ -59,6 +60,8 @@ function(vela_module name)
   endif()
   add_library(vela_${name} STATIC ${srcs})
   add_library(vela::${name} ALIAS vela_${name})
+  # Installed as vela::<name> too (find_package(vela) users write what the tree's code writes).
+  set_target_properties(vela_${name} PROPERTIES EXPORT_NAME ${name})
   target_include_directories(vela_${name}
     PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
@@ -92,6 +95,7 @@ function(vela_shared_module name srcs deps)
   target_sources(vela_shared PRIVATE ${srcs})
   add_library(vela_${name} INTERFACE)
   add_library(vela::${name} ALIAS vela_${name})
+  set_target_properties(vela_${name} PROPERTIES EXPORT_NAME ${name})
   target_link_libraries(vela_${name} INTERFACE vela_shared)
   foreach(dep IN LISTS deps)
     if(dep MATCHES "^vela_")

@@ -67,7 +67,6 @@ set(vela_soname_version ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME vela)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "C++20 web framework")
 set(CPACK_PACKAGE_CONTACT "vela developers <vela@localhost>")
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_DEB_COMPONENT_INSTALL ON)
@@ -77,18 +76,31 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # programs built against libvela, and ldconfig on install and removal.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+# Each description's first line is the package's summary.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libvela${vela_soname_version})
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "C++20 web framework (shared library)
- HTTP/1.1, HTTP/2, WebSocket, TLS, routing, JSON, templates and PostgreSQL, SQLite and Redis
- clients on coroutine event loops.")
+HTTP/1.1, HTTP/2, WebSocket, TLS, routing, JSON, templates and PostgreSQL, SQLite and Redis
+clients on coroutine event loops.")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libvela-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # The headers include fmt; the CMake package finds fmt (and Threads) only.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "libvela${vela_soname_version} (= ${PROJECT_VERSION}), libfmt-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "cmake (>= 3.25), g++ (>= 4:12), libgtest-dev, pkg-config")
-set(CPACK_DEBIAN_DEV_DESCRIPTION "C++20 web framework (development files and `vela new`)
- Headers, the CMake package (find_package(vela)), vela.pc for pkg-config and the vela
- command, which writes a new project that builds against this package.")
+set(CPACK_DEBIAN_DEV_DESCRIPTION "C++20 web framework (development files and vela new)
+Headers, the CMake package (find_package(vela)), vela.pc for pkg-config and the vela
+command, which writes a new project that builds against these packages.")
+# Swagger UI (served by vela::openapi_ui from /usr/share/vela/swagger-ui) in a package of its
+# own: data files shared by every libvela version, so not in the versioned library package.
+if(EXISTS ${VELA_SWAGGER_UI_DIR}/swagger-ui-bundle.js)
+  list(APPEND CPACK_COMPONENTS_ALL swaggerui)
+  set(CPACK_DEBIAN_SWAGGERUI_PACKAGE_NAME libvela-swagger-ui)
+  set(CPACK_DEBIAN_SWAGGERUI_PACKAGE_ARCHITECTURE all)
+  set(CPACK_DEBIAN_SWAGGERUI_PACKAGE_SHLIBDEPS OFF)
+  set(CPACK_DEBIAN_SWAGGERUI_PACKAGE_SECTION web)
+  set(CPACK_DEBIAN_SWAGGERUI_DESCRIPTION "Swagger UI for vela's /docs page
+The swagger-ui-dist files that vela::openapi_ui serves (no CDN).")
+  set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS libvela-swagger-ui)
+endif()
 include(CPack)
