@@ -384,7 +384,13 @@ Response App::exception_answer(std::exception_ptr e, const Request& req) const {
     }
     // The target as received: the decoded path may hold CR/LF (%0d%0a) and fake log lines.
     const std::string_view id = request_id(req);
-    if (id.empty())
+    if (log::format() == log::Format::json)  // the request's parts as members of the line
+        log::write(log::Level::error, "unhandled exception",
+                   {{"method", req.method_name()},
+                    {"target", req.target()},
+                    {"request_id", id.empty() ? log::FieldValue(nullptr) : log::FieldValue(id)},
+                    {"error", what}});
+    else if (id.empty())
         log::error("{} {}: unhandled exception: {}", req.method_name(), req.target(), what);
     else
         log::error("{} {} (request {}): unhandled exception: {}", req.method_name(), req.target(),
