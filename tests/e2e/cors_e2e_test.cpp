@@ -1,7 +1,9 @@
-// CORS end to end: vela::cors() installed on a real App on loopback, driven by the raw client
-// of client.hpp (the bytes on the wire) and by curl. Preflights to routes without an OPTIONS
-// handler, to a route with one (not called), to 405 and 404 paths; credentials; refused
-// origins; Vary; a policy on a group only; several requests on one connection.
+// CORS end to end: vela::cors() installed on an App, driven through vela::testing::Client in
+// process (the request bytes through vela's parser, the App and the response writer), and on a
+// real socket by the raw client of client.hpp (several origins on one connection) and by curl.
+// Preflights to routes without an OPTIONS handler, to a route with one (not called), to 405 and 404
+// paths; credentials; refused origins; Vary; a policy on a group only; several requests on one
+// connection.
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
@@ -17,6 +19,7 @@
 
 #include "client.hpp"
 #include "tls/certs.hpp"
+#include "vela/testing/client.hpp"
 #include "vela/vela.hpp"
 #include "vela/web/cors.hpp"
 
@@ -36,8 +39,9 @@ std::string preflight(std::string_view path, std::string_view origin, std::strin
     return r.append("\r\n");
 }
 
-bool has_any_cors_header(const HttpResponse& r) {
-    for (const auto& h : r.headers)
+template <class R>
+bool has_any_cors_header(const R& r) {
+    for (const auto& h : r.headers())
         if (h.first.size() > 15 &&
             iequal(std::string_view(h.first).substr(0, 15), "access-control-"))
             return true;
@@ -69,21 +73,19 @@ class CorsE2E : public ::testing::Test {
         app.post("/custom", [] { return "posted"; });
         app.get("/boom", []() -> Response { throw std::runtime_error("boom"); });
         app.get("/gone", [] { return Status::Gone; });
-        start_app(app);
+        client.emplace(app);
+        start_app(app);  // for the tests on the socket
     }
 
-    HttpResponse exchange(const std::string& bytes) {
-        Client c = Client::tcp(app.port());
-        EXPECT_TRUE(c.send(bytes));
-        std::optional<HttpResponse> r = c.read_response();
-        EXPECT_TRUE(r) << c.error();
-        return r ? *r : HttpResponse{};
-    }
+    testing::TestResponse exchange(const std::string& bytes) { return client->raw(bytes).get(); }
+
+    std::optional<testing::Client> client;  // in process
 };
 
 TEST_F(CorsE2E, PreflightToAGetOnlyRouteIsAnsweredWithoutTheHandler) {
-    HttpResponse r = exchange(preflight("/items", kApp, "PUT", "content-type, authorization"));
-    EXPECT_EQ(r.status, 204);
+    testing::TestResponse r =
+        exchange(preflight("/items", kApp, "PUT", "content-type, authorization"));
+    EXPECT_EQ(r.status(), 204);
     EXPECT_EQ(r.header("Access-Control-Allow-Origin"), kApp);
     EXPECT_EQ(r.header("Access-Control-Allow-Credentials"), "true");
     EXPECT_EQ(r.header("Access-Control-Allow-Methods"), "GET, HEAD, POST, PUT, PATCH, DELETE");
@@ -91,39 +93,39 @@ TEST_F(CorsE2E, PreflightToAGetOnlyRouteIsAnsweredWithoutTheHandler) {
     EXPECT_EQ(r.header("Access-Control-Max-Age"), "600");
     EXPECT_TRUE(icontains(r.header("Vary"), "Origin"));
     EXPECT_FALSE(r.has_header("Access-Control-Expose-Headers"));  // not on a preflight
-    EXPECT_TRUE(r.body.empty());
+    EXPECT_TRUE(r.body().empty());
     EXPECT_EQ(item_calls.load(), 0);
 }
 
 TEST_F(CorsE2E, PreflightNeverCallsAnOptionsHandler) {
-    HttpResponse r = exchange(preflight("/custom", "http://localhost:5173", "POST"));
-    EXPECT_EQ(r.status, 204);
+    testing::TestResponse r = exchange(preflight("/custom", "http://localhost:5173", "POST"));
+    EXPECT_EQ(r.status(), 204);
     EXPECT_EQ(r.header("Access-Control-Allow-Origin"), "http://localhost:5173");
     EXPECT_EQ(options_calls.load(), 0);
     // An OPTIONS request that is not a preflight reaches the handler (and gets CORS headers).
-    HttpResponse plain = exchange(
+    testing::TestResponse plain = exchange(
         "OPTIONS /custom HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost:5173\r\n\r\n");
-    EXPECT_EQ(plain.status, 200);
-    EXPECT_EQ(plain.body, "custom options");
+    EXPECT_EQ(plain.status(), 200);
+    EXPECT_EQ(plain.body(), "custom options");
     EXPECT_EQ(plain.header("Access-Control-Allow-Origin"), "http://localhost:5173");
     EXPECT_EQ(options_calls.load(), 1);
 }
 
 TEST_F(CorsE2E, PreflightToAnUnknownPathIsAnsweredByGlobalMiddleware) {
-    HttpResponse r = exchange(preflight("/nowhere", kApp, "GET"));
-    EXPECT_EQ(r.status, 204);
+    testing::TestResponse r = exchange(preflight("/nowhere", kApp, "GET"));
+    EXPECT_EQ(r.status(), 204);
     EXPECT_EQ(r.header("Access-Control-Allow-Origin"), kApp);
     // The actual request then gets its 404 with CORS headers, so the page can read it.
-    HttpResponse nf = exchange(get_request("/nowhere", "Origin: https://app.example\r\n"));
-    EXPECT_EQ(nf.status, 404);
+    testing::TestResponse nf = exchange(get_request("/nowhere", "Origin: https://app.example\r\n"));
+    EXPECT_EQ(nf.status(), 404);
     EXPECT_EQ(nf.header("Access-Control-Allow-Origin"), kApp);
     EXPECT_TRUE(icontains(nf.header("Vary"), "Origin"));
 }
 
 TEST_F(CorsE2E, MethodNotAllowedCarriesCorsHeaders) {
-    HttpResponse r =
+    testing::TestResponse r =
         exchange(request_with_body("DELETE", "/items", "", "Origin: https://app.example\r\n"));
-    EXPECT_EQ(r.status, 405);
+    EXPECT_EQ(r.status(), 405);
     EXPECT_EQ(r.header("Access-Control-Allow-Origin"), kApp);
     EXPECT_TRUE(icontains(r.header("Allow"), "GET"));
 }
@@ -132,8 +134,8 @@ TEST_F(CorsE2E, ErrorAnswersCarryCorsHeaders) {
     // A handler's exception and a bare error status become the error answer where the
     // handler ends, so the page can read them instead of seeing a CORS failure.
     for (const char* path : {"/boom", "/gone"}) {
-        HttpResponse r = exchange(get_request(path, "Origin: https://app.example\r\n"));
-        EXPECT_EQ(r.status, std::string_view(path) == "/boom" ? 500 : 410) << path;
+        testing::TestResponse r = exchange(get_request(path, "Origin: https://app.example\r\n"));
+        EXPECT_EQ(r.status(), std::string_view(path) == "/boom" ? 500 : 410) << path;
         EXPECT_EQ(r.header("Access-Control-Allow-Origin"), kApp) << path;
         EXPECT_EQ(r.header("Access-Control-Allow-Credentials"), "true") << path;
         EXPECT_EQ(r.header("Vary"), "Origin") << path;
@@ -141,39 +143,39 @@ TEST_F(CorsE2E, ErrorAnswersCarryCorsHeaders) {
 }
 
 TEST_F(CorsE2E, ActualRequestWithCredentials) {
-    HttpResponse r =
+    testing::TestResponse r =
         exchange(get_request("/items", "Origin: https://app.example\r\nCookie: s=1\r\n"));
-    EXPECT_EQ(r.status, 200);
-    EXPECT_EQ(r.body, "[1,2,3]");
+    EXPECT_EQ(r.status(), 200);
+    EXPECT_EQ(r.body(), "[1,2,3]");
     EXPECT_EQ(r.header("Access-Control-Allow-Origin"), kApp);  // never "*" with credentials
     EXPECT_EQ(r.header("Access-Control-Allow-Credentials"), "true");
     EXPECT_EQ(r.header("Access-Control-Expose-Headers"), "X-Total-Count");
     EXPECT_EQ(r.header("Vary"), "Origin");
-    EXPECT_EQ(r.header_count("Access-Control-Allow-Origin"), 1U);
+    EXPECT_EQ(r.header_values("Access-Control-Allow-Origin").size(), 1U);
 }
 
 TEST_F(CorsE2E, DisallowedOrigin) {
-    HttpResponse pre = exchange(preflight("/items", "https://evil.example", "PUT"));
-    EXPECT_EQ(pre.status, 204);  // what ASP.NET Core and Express answer; the browser fails it
+    testing::TestResponse pre = exchange(preflight("/items", "https://evil.example", "PUT"));
+    EXPECT_EQ(pre.status(), 204);  // what ASP.NET Core and Express answer; the browser fails it
     EXPECT_FALSE(has_any_cors_header(pre));
     EXPECT_EQ(pre.header("Vary"), "Origin");
 
-    HttpResponse r = exchange(get_request("/items", "Origin: https://evil.example\r\n"));
-    EXPECT_EQ(r.status, 200);  // served (CORS is enforced by the browser), but unreadable
+    testing::TestResponse r = exchange(get_request("/items", "Origin: https://evil.example\r\n"));
+    EXPECT_EQ(r.status(), 200);  // served (CORS is enforced by the browser), but unreadable
     EXPECT_FALSE(has_any_cors_header(r));
     EXPECT_EQ(r.header("Vary"), "Origin");
 
     // Lookalikes of an allowed origin.
     for (std::string_view o :
          {"https://app.example.evil", "http://app.example", "https://app.example:8443", "null"}) {
-        HttpResponse x = exchange(preflight("/items", o, "GET"));
+        testing::TestResponse x = exchange(preflight("/items", o, "GET"));
         EXPECT_FALSE(has_any_cors_header(x)) << o;
     }
 }
 
 TEST_F(CorsE2E, SameOriginRequestGetsVaryOnly) {
-    HttpResponse r = exchange(get_request("/items"));
-    EXPECT_EQ(r.status, 200);
+    testing::TestResponse r = exchange(get_request("/items"));
+    EXPECT_EQ(r.status(), 200);
     EXPECT_FALSE(has_any_cors_header(r));
     EXPECT_EQ(r.header("Vary"), "Origin");  // a cache must not reuse it for another origin
 }
@@ -299,34 +301,31 @@ TEST(CorsGroupE2E, GroupPolicyCoversItsPathsOnly) {
     pub.use(cors({.origins = {"*"}, .allowed_headers = {"*"}}));
     pub.get("/data", [] { return "public"; });
     app.get("/private", [] { return "private"; });
-    start_app(app);
-    auto exchange = [&](const std::string& bytes) {
-        Client c = Client::tcp(app.port());
-        EXPECT_TRUE(c.send(bytes));
-        std::optional<HttpResponse> r = c.read_response();
-        EXPECT_TRUE(r) << c.error();
-        return r ? *r : HttpResponse{};
-    };
+    testing::Client client(app);
+    auto exchange = [&](const std::string& bytes) { return client.raw(bytes).get(); };
 
     // The group's policy answers a preflight to its GET-only route (no OPTIONS handler).
-    HttpResponse pre = exchange(preflight("/pub/data", "https://any.example", "PUT", "x-token"));
-    EXPECT_EQ(pre.status, 204);
+    testing::TestResponse pre =
+        exchange(preflight("/pub/data", "https://any.example", "PUT", "x-token"));
+    EXPECT_EQ(pre.status(), 204);
     EXPECT_EQ(pre.header("Access-Control-Allow-Origin"), "*");
     EXPECT_EQ(pre.header("Access-Control-Allow-Headers"), "x-token");
     EXPECT_FALSE(pre.has_header("Access-Control-Allow-Credentials"));
     EXPECT_FALSE(pre.has_header("Allow"));  // the middleware's answer, not the automatic one
 
-    HttpResponse get = exchange(get_request("/pub/data", "Origin: https://any.example\r\n"));
-    EXPECT_EQ(get.status, 200);
+    testing::TestResponse get =
+        exchange(get_request("/pub/data", "Origin: https://any.example\r\n"));
+    EXPECT_EQ(get.status(), 200);
     EXPECT_EQ(get.header("Access-Control-Allow-Origin"), "*");
     EXPECT_FALSE(get.has_header("Vary"));  // "*" is the same for every origin
 
     // A path outside the group: the automatic OPTIONS answer, no CORS.
-    HttpResponse other = exchange(preflight("/private", "https://any.example", "GET"));
-    EXPECT_EQ(other.status, 204);
+    testing::TestResponse other = exchange(preflight("/private", "https://any.example", "GET"));
+    EXPECT_EQ(other.status(), 204);
     EXPECT_TRUE(icontains(other.header("Allow"), "GET"));
     EXPECT_FALSE(has_any_cors_header(other));
-    HttpResponse other_get = exchange(get_request("/private", "Origin: https://any.example\r\n"));
+    testing::TestResponse other_get =
+        exchange(get_request("/private", "Origin: https://any.example\r\n"));
     EXPECT_FALSE(has_any_cors_header(other_get));
 }
 
