@@ -1,12 +1,14 @@
 # Packaging: the pkg-config file (both builds) and, with VELA_SHARED, the CPack .deb packages.
 # Included at the end of the top CMakeLists.txt, after every vela_module() call.
 
-# vela_pc_names(dep out): the pkg-config modules of a CMake dependency target ("" for Threads).
+# vela_pc_names(dep out): the pkg-config modules of a CMake dependency target ("" for Threads),
+# or a -l flag for one whose .pc file cannot serve `pkg-config --static`: Debian's libpq.pc
+# lists the static-only libpgcommon and libpgport, and vela links the shared libpq anyway.
 function(vela_pc_names dep out)
   set(map
     fmt::fmt=fmt spdlog::spdlog=spdlog simdjson::simdjson=simdjson OpenSSL::SSL=libssl
     OpenSSL::Crypto=libcrypto ZLIB::ZLIB=zlib PkgConfig::NGHTTP2=libnghttp2
-    PkgConfig::BROTLI=libbrotlienc,libbrotlidec PkgConfig::ZSTD=libzstd PkgConfig::LIBPQ=libpq
+    PkgConfig::BROTLI=libbrotlienc,libbrotlidec PkgConfig::ZSTD=libzstd PkgConfig::LIBPQ=-lpq
     PkgConfig::SQLITE3=sqlite3 PkgConfig::HIREDIS=hiredis PkgConfig::TOMLPP=tomlplusplus
     PkgConfig::TOMLPLUSPLUS=tomlplusplus PkgConfig::TOML=tomlplusplus)
   set(names "")
@@ -29,7 +31,7 @@ endfunction()
 
 # vela.pc: shared, one -lvela with only the headers' dependencies required (the library links
 # the rest itself); static, every layer library, dependents first, and every dependency in
-# Requires.private for `pkg-config --static --libs vela`.
+# Requires.private (or Libs.private) for `pkg-config --static --libs vela`.
 get_property(vela_deps GLOBAL PROPERTY VELA_MODULE_DEPS)
 set(vela_pc_private "")
 foreach(dep IN LISTS vela_deps)
@@ -39,16 +41,22 @@ foreach(dep IN LISTS vela_deps)
   endif()
 endforeach()
 list(REMOVE_DUPLICATES vela_pc_private)
+set(vela_pc_libs_private ${vela_pc_private})
+list(FILTER vela_pc_private EXCLUDE REGEX "^-l")
+list(FILTER vela_pc_libs_private INCLUDE REGEX "^-l")
 set(VELA_PC_REQUIRES fmt)
 if(VELA_SHARED)
   set(VELA_PC_LIBS -lvela)
   set(VELA_PC_REQUIRES_PRIVATE "")
+  set(VELA_PC_LIBS_PRIVATE -pthread)
 else()
   get_property(vela_static GLOBAL PROPERTY VELA_STATIC_MODULES)
   list(REVERSE vela_static)
   list(TRANSFORM vela_static PREPEND -lvela_)
   list(JOIN vela_static " " VELA_PC_LIBS)
   list(JOIN vela_pc_private " " VELA_PC_REQUIRES_PRIVATE)
+  list(JOIN vela_pc_libs_private " " VELA_PC_LIBS_PRIVATE)
+  string(APPEND VELA_PC_LIBS_PRIVATE " -pthread")
 endif()
 file(RELATIVE_PATH VELA_PC_PREFIX ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig
      ${CMAKE_INSTALL_PREFIX})
