@@ -5,6 +5,7 @@
 
 #include <coroutine>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include "vela/base/ascii.hpp"
 #include "vela/base/buffer.hpp"
 #include "vela/base/log.hpp"
+#include "vela/http/conditional.hpp"
 #include "vela/http/file_body.hpp"
 #include "vela/http/request_parser.hpp"
 #include "vela/http/response_writer.hpp"
@@ -67,9 +69,10 @@ std::string CookieJar::header_value() const {
 
 namespace {
 // True when a Set-Cookie's attributes delete the cookie: Max-Age <= 0, or an Expires in the
-// past (vela's clear_cookie sends the 1970 date; any year before 2000 is taken as past).
+// past (vela's clear_cookie sends both).
 bool deletes(std::string_view attributes) {
-    bool gone = false;
+    std::optional<bool> by_max_age;  // Max-Age wins over Expires (RFC 6265bis 5.7)
+    bool by_expires = false;
     std::size_t pos = 0;
     while (pos < attributes.size()) {
         std::size_t semi = attributes.find(';', pos);
@@ -82,17 +85,13 @@ bool deletes(std::string_view attributes) {
                                          ? std::string_view()
                                          : ascii::trim_ows(attr.substr(eq + 1));
         if (ascii::iequals(key, "Max-Age")) {
-            if (!val.empty() && (val[0] == '-' || val == "0")) gone = true;
+            by_max_age = !val.empty() && (val[0] == '-' || val.find_first_not_of('0') == val.npos);
         } else if (ascii::iequals(key, "Expires")) {
-            // IMF-fixdate: "Thu, 01 Jan 1970 00:00:00 GMT": the year is the 4th token.
-            const std::size_t year_at = val.find(' ', val.find(' ', val.find(' ') + 1) + 1);
-            if (year_at != std::string_view::npos && year_at + 5 <= val.size()) {
-                const std::string_view year = val.substr(year_at + 1, 4);
-                if (year < "2000") gone = true;
-            }
+            const std::optional<std::int64_t> at = parse_http_date(val);
+            by_expires = at && *at <= static_cast<std::int64_t>(std::time(nullptr));
         }
     }
-    return gone;
+    return by_max_age ? *by_max_age : by_expires;
 }
 }  // namespace
 

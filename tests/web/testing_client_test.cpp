@@ -88,6 +88,13 @@ void add_routes(App& app, std::string& trace) {
         r.clear_cookie("sid");
         return r;
     });
+    app.get("/expire", [](Request&) {
+        Response r = Response::text("expired");
+        r.set_cookie({.name = "theme",
+                      .value = "x",
+                      .expires = std::chrono::system_clock::from_time_t(1000)});
+        return r;
+    });
     app.get("/whoami", [](Request& r) {
         return std::string(r.cookie("sid").value_or("nobody")) + "," +
                std::string(r.cookie("theme").value_or("-"));
@@ -225,6 +232,9 @@ TEST_F(InProcess, CookieJarKeepsCookiesAcrossRequests) {
     client.get("/logout").get();  // Max-Age=0 deletes it
     EXPECT_FALSE(client.cookies().get("sid"));
     EXPECT_EQ(client.get("/whoami").get().body(), "nobody,dark");
+    client.get("/expire").get();  // an Expires in the past deletes it too
+    EXPECT_EQ(client.get("/whoami").get().body(), "nobody,-");
+    EXPECT_TRUE(client.cookies().empty());
 }
 
 TEST_F(InProcess, SessionsSurviveBetweenRequests) {
