@@ -433,6 +433,17 @@ TEST(ConfigErrors, OneLineNamingFileLineAndKey) {
     for (const auto& [text, expected] : cases) EXPECT_EQ(error_of(text), expected) << text;
 }
 
+// Regression: toml++ 3.3 reached __builtin_unreachable for U+0249 where whitespace may stand
+// (found by fuzz_config; UBSan in the ASan build fails this test if it comes back).
+TEST(ConfigErrors, NonAsciiWhereWhitespaceMayStandIsASyntaxError) {
+    EXPECT_EQ(error_of("[\xc9\x89server]\n"),
+              "vela.toml:1: Error while parsing key: expected bare key starting character or "
+              "string delimiter, saw '\xc9\x89'");
+    EXPECT_EQ(error_of("a = 1 \xe3\x80\x82\n"),
+              "vela.toml:1: Error while parsing key-value pair: expected a comment or whitespace, "
+              "saw '\xe3\x80\x82'");
+}
+
 TEST(ConfigErrors, MissingFileIsAnError) {
     try {
         Config::load("/nonexistent/vela.toml", {});
