@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -119,6 +120,11 @@ void openapi_ui(App& app, std::string_view path, OpenApiUiOptions options) {
             [script] { return text_response(script, "text/javascript; charset=utf-8"); })
         .hidden();
     app.static_files(base + "/assets", dir, {.index = {}});
+}
+
+App& App::openapi_ui(std::string_view path, OpenApiUiOptions options) {
+    vela::openapi_ui(*this, path, std::move(options));
+    return *this;
 }
 
 }  // namespace vela

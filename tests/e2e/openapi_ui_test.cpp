@@ -287,7 +287,7 @@ class OpenApiUi : public testing::Test {
         app_.get("/internal", [] { return "hidden"; }).hidden();
         app_.ws("/ws", [](WebSocket&, Request&) -> Task<void> { co_return; });
         app_.openapi({.title = "Rich", .version = "2.0.0", .description = "Every kind of route."});
-        openapi_ui(app_, "/docs");
+        app_.openapi_ui("/docs");
         return {"GET /todos",
                 "POST /todos",
                 "GET /todos/{id}",

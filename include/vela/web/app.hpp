@@ -37,6 +37,7 @@
 #include "vela/web/handler_traits.hpp"
 #include "vela/web/health.hpp"
 #include "vela/web/middleware.hpp"
+#include "vela/web/openapi_ui.hpp"
 #include "vela/web/route_doc.hpp"
 #include "vela/web/router.hpp"
 
@@ -285,6 +286,10 @@ class App {
     /// Serves the OpenAPI 3.1 document of this app's routes at info.path (/openapi.json),
     /// built at its first request and then cached (vela/web/openapi.hpp). Before run().
     App& openapi(openapi::Info info = {});
+    /// Serves Swagger UI at `path` for the document at options.spec_url (/openapi.json; see
+    /// vela/web/openapi_ui.hpp). Before run(). Throws std::runtime_error (one line saying what
+    /// to run) when the Swagger UI files are missing.
+    App& openapi_ui(std::string_view path = "/docs", OpenApiUiOptions options = {});
 
     /// Makes the routes and middleware final (as start() does) and returns the handler the
     /// server calls for each request (vela::testing::Client calls it without a server).
