@@ -26,6 +26,7 @@ App& App::apply(Config config) {
     }
     if (const auto threads = config.threads()) threads_ = *threads;
     if (const auto level = config.log_level()) log::set_level(*level);
+    if (const auto format = config.log_format()) log::set_format(*format);
     config_ = std::make_unique<Config>(std::move(config));
     return *this;
 }

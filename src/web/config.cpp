@@ -43,7 +43,7 @@ struct Config::Impl {
     std::vector<Listener> listeners;
     std::optional<unsigned> threads;
     std::optional<log::Level> level;
-    std::optional<LogFormat> format;
+    std::optional<log::Format> format;
 };
 
 namespace {
@@ -361,7 +361,7 @@ void Loader::section(const toml::table& t, const std::string& prefix,
             else if (full == "log.level")
                 c_.level = config::log_level(value.s);
             else if (full == "log.format")
-                c_.format = value.s == "json" ? LogFormat::json : LogFormat::text;
+                c_.format = value.s == "json" ? log::Format::json : log::Format::text;
             else
                 c_.given.emplace_back(key, std::move(value));
         }
@@ -663,7 +663,7 @@ SseOptions Config::sse(SseOptions base) const {
 const std::vector<Config::Listener>& Config::listeners() const noexcept { return impl_->listeners; }
 std::optional<unsigned> Config::threads() const noexcept { return impl_->threads; }
 std::optional<log::Level> Config::log_level() const noexcept { return impl_->level; }
-std::optional<LogFormat> Config::log_format() const noexcept { return impl_->format; }
+std::optional<log::Format> Config::log_format() const noexcept { return impl_->format; }
 const std::string& Config::name() const noexcept { return impl_->name; }
 
 bool Config::has_section(std::string_view name) const noexcept { return impl_->doc.contains(name); }

@@ -33,6 +33,7 @@ class ConfigFile {
         ::rmdir(dir_.c_str());
     }
     const std::string& path() const { return path_; }
+    const std::string& dir() const { return dir_; }
 
   private:
     std::string dir_;
@@ -133,6 +134,34 @@ TEST(ConfigE2E, UnreadSectionStopsStartAndRunWithOneLine) {
                       "greeter with app.config<T>())");
     }
     EXPECT_EQ(app.run(), 1);  // logged, not thrown
+}
+
+TEST(ConfigE2E, UnixSocketListenerAndLogSettings) {
+    ConfigFile file("");
+    const std::string sock = file.dir() + "/app.sock";
+    std::ofstream(file.path()) << "[server]\nlisten = [\"127.0.0.1:0\", \"unix:" << sock
+                               << "\"]\n[log]\nlevel = \"warn\"\nformat = \"json\"\n";
+    const log::Format format_before = log::format();
+    const bool info_before = log::enabled(log::Level::info);
+    App app;
+    app.load_config(file.path());
+    EXPECT_EQ(log::format(), log::Format::json);
+    EXPECT_FALSE(log::enabled(log::Level::info));
+    EXPECT_TRUE(log::enabled(log::Level::warn));
+    log::set_format(format_before);
+    log::set_level(info_before ? log::Level::info : log::Level::warn);
+    add_routes(app, app.config<Greeter>("greeter"));
+    app.start(1);
+    EXPECT_NE(app.port(0), 0);
+    EXPECT_EQ(app.port(1), 0);  // the Unix socket
+    Client c = Client::unix_socket(sock);
+    ASSERT_TRUE(c.send(get_request("/greet")));
+    auto r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->body, "hello");
+    app.stop();
+    app.wait();
+    std::remove(sock.c_str());
 }
 
 TEST(ConfigE2E, BadValueInTheFileIsOneLine) {

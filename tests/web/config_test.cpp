@@ -67,6 +67,7 @@ void expect_default_server(const ServerOptions& o) {
     EXPECT_EQ(o.idle_timeout, d.idle_timeout);
     EXPECT_EQ(o.linger_timeout, d.linger_timeout);
     EXPECT_EQ(o.shutdown_timeout, d.shutdown_timeout);
+    EXPECT_EQ(o.drain_delay, d.drain_delay);
     EXPECT_EQ(o.handshake_timeout, d.handshake_timeout);
     EXPECT_EQ(o.cancel_on_disconnect, d.cancel_on_disconnect);
     EXPECT_EQ(o.max_connections_per_loop, d.max_connections_per_loop);
@@ -113,7 +114,7 @@ TEST(Config, DocumentedDefaultsChangeNothing) {
     EXPECT_FALSE(c.sse().retry);
     EXPECT_EQ(c.threads(), 0u);
     EXPECT_EQ(c.log_level(), log::Level::info);
-    EXPECT_EQ(c.log_format(), LogFormat::text);
+    EXPECT_EQ(c.log_format(), log::Format::text);
     EXPECT_TRUE(c.listeners().empty());
 }
 
@@ -146,6 +147,7 @@ body = 3000
 idle = "1m"
 linger = 0
 shutdown = "1h"
+drain_delay = "3s"
 handshake = "750ms"
 [limits]
 max_request_line = "4KiB"
@@ -183,6 +185,7 @@ max_control_frames = 100
     EXPECT_EQ(o.idle_timeout, 1min);
     EXPECT_EQ(o.linger_timeout, 0ms);
     EXPECT_EQ(o.shutdown_timeout, 1h);
+    EXPECT_EQ(o.drain_delay, 3s);
     EXPECT_EQ(o.handshake_timeout, 750ms);
     EXPECT_EQ(o.limits.max_request_line, 4096u);
     EXPECT_EQ(o.limits.max_header_bytes, 8192u);
@@ -246,7 +249,7 @@ format = "json"
     EXPECT_EQ(c.sse().heartbeat, 5s);
     EXPECT_EQ(c.sse().retry, 2s);
     EXPECT_EQ(c.log_level(), log::Level::warn);
-    EXPECT_EQ(c.log_format(), LogFormat::json);
+    EXPECT_EQ(c.log_format(), log::Format::json);
     // The websocket keys leave the server options alone and the other way round.
     expect_default_server(c.server_options());
 }

@@ -98,12 +98,6 @@ using Environment = std::vector<std::pair<std::string, std::string>>;
 /// The VELA_* variables of this process.
 Environment process_environment();
 
-/// The format of log lines (log.format).
-enum class LogFormat : std::uint8_t {
-    text,  ///< spdlog's text lines (the default)
-    json,  ///< one JSON object per line
-};
-
 namespace detail {
 
 /// How an environment variable's text becomes a value of a key (see the header comment).
@@ -225,7 +219,7 @@ class Config {
     /// log.level, when set.
     std::optional<log::Level> log_level() const noexcept;
     /// log.format, when set.
-    std::optional<LogFormat> log_format() const noexcept;
+    std::optional<log::Format> log_format() const noexcept;
     /// The file's name as messages give it ("vela.toml", "<environment>").
     const std::string& name() const noexcept;
 
