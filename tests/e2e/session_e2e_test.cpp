@@ -1,6 +1,7 @@
-// Sessions end to end: vela::sessions() on a real App over loopback sockets. curl with a
-// cookie jar plays the browser (it keeps and sends back what Set-Cookie says); the raw client
-// of client.hpp checks the exact Set-Cookie fields and sends forged or replayed cookies.
+// Sessions end to end: vela::sessions() on an App. curl with a cookie jar plays the browser
+// over loopback sockets (it keeps and sends back what Set-Cookie says); vela::testing::Client
+// in process checks the exact Set-Cookie fields and sends forged or replayed cookies (raw
+// Cookie fields, its own jar off); many clients on several loops use real sockets.
 // Idle and absolute expiry run on an injected clock, so no test sleeps.
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include "session_routes.hpp"
 #include "tls/certs.hpp"
 #include "vela/crypto/crypto.hpp"
+#include "vela/testing/client.hpp"
 #include "vela/vela.hpp"
 #include "vela/web/session.hpp"
 
@@ -42,10 +44,14 @@ struct FakeClock {
 struct Server {
     App app;
     std::uint16_t port = 0;
+    std::optional<testing::Client> client;  // in process; cookies only as each test sends them
     explicit Server(SessionOptions o, unsigned threads = 1) {
         quick_options(app.options());
         app.use(sessions(std::move(o)));
         add_session_routes(app);
+        testing::ClientOptions co;
+        co.cookie_jar = false;
+        client.emplace(app, co);
         start_app(app, threads);
         port = app.port();
     }
@@ -73,9 +79,36 @@ HttpResponse post(std::uint16_t port, std::string_view path, std::string_view bo
     return request(port, request_with_body("POST", path, body, extra));
 }
 
+// The same requests in process, through the server's App.
+testing::TestResponse request(Server& s, const std::string& raw) {
+    return s.client->raw(raw).get();
+}
+
+testing::TestResponse get(Server& s, std::string_view path, std::string_view cookie = {}) {
+    std::string extra;
+    if (!cookie.empty()) extra = "Cookie: " + std::string(cookie) + "\r\n";
+    return request(s, get_request(path, extra));
+}
+
+testing::TestResponse post(Server& s, std::string_view path, std::string_view body,
+                           std::string_view cookie = {}) {
+    std::string extra;
+    if (!cookie.empty()) extra = "Cookie: " + std::string(cookie) + "\r\n";
+    return request(s, request_with_body("POST", path, body, extra));
+}
+
 // The value the response's Set-Cookie gives `name` ("" if it sets none for it).
-std::string set_value(const HttpResponse& r, std::string_view name = "vela.sid") {
-    for (const auto& [n, v] : r.headers) {
+// (A response read in process or from a socket.)
+template <class R>
+std::string set_value(const R& r, std::string_view name = "vela.sid") {
+    const auto& headers = [&]() -> const auto& {
+        if constexpr (requires { r.headers(); })
+            return r.headers();
+        else
+            return r.headers;
+    }
+    ();
+    for (const auto& [n, v] : headers) {
         if (!iequal(n, "Set-Cookie")) continue;
         const std::string prefix = std::string(name) + "=";
         if (v.rfind(prefix, 0) != 0) continue;
@@ -165,12 +198,12 @@ TEST(SessionE2E, LoginLogoutWithCurl) {
 // longer Path) does not hide it.
 TEST(SessionE2E, APlantedCookieDoesNotHideTheRealOne) {
     Server s({});
-    const HttpResponse first = get(s.port, "/count");
-    ASSERT_EQ(first.body, "1");
+    const testing::TestResponse first = get(s, "/count");
+    ASSERT_EQ(first.body(), "1");
     const std::string real = set_value(first);
     const std::string planted(43, 'A');  // well-formed, unknown to the store
-    const HttpResponse r = get(s.port, "/count", cookie_of(planted) + "; " + cookie_of(real));
-    EXPECT_EQ(r.body, "2");
+    const testing::TestResponse r = get(s, "/count", cookie_of(planted) + "; " + cookie_of(real));
+    EXPECT_EQ(r.body(), "2");
 }
 
 // sessions() twice on one route is a 500 with a clear log line, not a use-after-free.
@@ -192,32 +225,32 @@ TEST(SessionE2E, InstalledTwiceIsAnError) {
 // A handler that throws answers 500, and the changes it made before are not saved.
 TEST(SessionE2E, AFailedRequestSavesNothing) {
     Server s({});
-    const HttpResponse first = get(s.port, "/count");
-    ASSERT_EQ(first.body, "1");
+    const testing::TestResponse first = get(s, "/count");
+    ASSERT_EQ(first.body(), "1");
     const std::string cookie = cookie_of(set_value(first));
-    const HttpResponse failed = get(s.port, "/count-then-fail", cookie);
-    EXPECT_EQ(failed.status, 500);
+    const testing::TestResponse failed = get(s, "/count-then-fail", cookie);
+    EXPECT_EQ(failed.status(), 500);
     EXPECT_EQ(set_value(failed), "");
-    EXPECT_EQ(get(s.port, "/peek", cookie).body, "1");
+    EXPECT_EQ(get(s, "/peek", cookie).body(), "1");
 }
 
 TEST(SessionE2E, NothingSentUntilSomethingIsStored) {
     auto store = std::make_shared<MemoryStore>();
     Server s({.store = store});
-    HttpResponse r = get(s.port, "/whoami");
-    EXPECT_EQ(r.status, 200);
-    EXPECT_EQ(r.body, "anonymous");
+    testing::TestResponse r = get(s, "/whoami");
+    EXPECT_EQ(r.status(), 200);
+    EXPECT_EQ(r.body(), "anonymous");
     EXPECT_FALSE(r.has_header("Set-Cookie"));
-    r = get(s.port, "/id");  // an id asked for, but nothing stored: still nothing sent
+    r = get(s, "/id");  // an id asked for, but nothing stored: still nothing sent
     EXPECT_FALSE(r.has_header("Set-Cookie"));
     EXPECT_EQ(store->size(), 0u);
 }
 
 TEST(SessionE2E, CookieAttributes) {
     Server s({});
-    HttpResponse r = get(s.port, "/count");
-    ASSERT_EQ(r.header_count("Set-Cookie"), 1u);
-    const std::string sc = r.header("Set-Cookie");
+    testing::TestResponse r = get(s, "/count");
+    ASSERT_EQ(r.header_values("Set-Cookie").size(), 1u);
+    const std::string sc(r.header("Set-Cookie"));
     const std::string id = set_value(r);
     EXPECT_EQ(id.size(), 43u) << sc;
     EXPECT_TRUE(crypto::base64url_decode(id)) << sc;
@@ -229,8 +262,8 @@ TEST(SessionE2E, CookieAttributes) {
     EXPECT_FALSE(icontains(sc, "Domain")) << sc;
 
     // The same session again: unchanged id, so no new Set-Cookie.
-    r = get(s.port, "/count", cookie_of(id));
-    EXPECT_EQ(r.body, "2");
+    r = get(s, "/count", cookie_of(id));
+    EXPECT_EQ(r.body(), "2");
     EXPECT_FALSE(r.has_header("Set-Cookie")) << r.header("Set-Cookie");
 }
 
@@ -242,8 +275,8 @@ TEST(SessionE2E, ConfiguredCookie) {
     o.persistent = true;
     o.idle_timeout = 600s;
     Server s(std::move(o));
-    HttpResponse r = get(s.port, "/count");
-    const std::string sc = r.header("Set-Cookie");
+    testing::TestResponse r = get(s, "/count");
+    const std::string sc(r.header("Set-Cookie"));
     EXPECT_FALSE(set_value(r, "__Host-sid").empty()) << sc;
     EXPECT_TRUE(icontains(sc, "; Secure")) << sc;
     EXPECT_TRUE(icontains(sc, "; SameSite=Strict")) << sc;
@@ -281,62 +314,62 @@ TEST(SessionE2E, SecureOverTls) {
 TEST(SessionE2E, LoginRegeneratesTheId) {
     auto store = std::make_shared<MemoryStore>();
     Server s({.store = store});
-    const std::string before = set_value(get(s.port, "/count"));
+    const std::string before = set_value(get(s, "/count"));
     ASSERT_FALSE(before.empty());
-    HttpResponse r = post(s.port, "/login", "alice", cookie_of(before));
+    testing::TestResponse r = post(s, "/login", "alice", cookie_of(before));
     const std::string after = set_value(r);
     ASSERT_FALSE(after.empty()) << "login must send the new id";
     EXPECT_NE(after, before);
     EXPECT_FALSE(store->find(before)) << "the old id is erased from the store";
     EXPECT_TRUE(store->find(after));
-    EXPECT_EQ(get(s.port, "/whoami", cookie_of(after)).body, "alice");
-    EXPECT_EQ(get(s.port, "/count", cookie_of(after)).body, "2");
+    EXPECT_EQ(get(s, "/whoami", cookie_of(after)).body(), "alice");
+    EXPECT_EQ(get(s, "/count", cookie_of(after)).body(), "2");
     // Whoever kept the old id (a fixated or stolen one) is nobody now.
-    r = get(s.port, "/whoami", cookie_of(before));
-    EXPECT_EQ(r.body, "anonymous");
+    r = get(s, "/whoami", cookie_of(before));
+    EXPECT_EQ(r.body(), "anonymous");
 }
 
 TEST(SessionE2E, LogoutDestroys) {
     auto store = std::make_shared<MemoryStore>();
     Server s({.store = store});
-    const std::string id = set_value(post(s.port, "/login", "bob"));
+    const std::string id = set_value(post(s, "/login", "bob"));
     ASSERT_FALSE(id.empty());
-    HttpResponse r = post(s.port, "/logout", "", cookie_of(id));
-    EXPECT_EQ(r.body, "bye");
-    const std::string sc = r.header("Set-Cookie");
+    testing::TestResponse r = post(s, "/logout", "", cookie_of(id));
+    EXPECT_EQ(r.body(), "bye");
+    const std::string sc(r.header("Set-Cookie"));
     EXPECT_TRUE(icontains(sc, "vela.sid=;")) << sc;
     EXPECT_TRUE(icontains(sc, "Max-Age=0")) << sc;
     EXPECT_EQ(store->size(), 0u);
-    EXPECT_EQ(get(s.port, "/whoami", cookie_of(id)).body, "anonymous");
+    EXPECT_EQ(get(s, "/whoami", cookie_of(id)).body(), "anonymous");
 }
 
 TEST(SessionE2E, UnknownOrForgedIdsGetAFreshSession) {
     auto store = std::make_shared<MemoryStore>();
     Server s({.store = store});
     const std::string forged = crypto::random_token(32);  // well-formed, but never issued
-    HttpResponse r = get(s.port, "/count", cookie_of(forged));
-    EXPECT_EQ(r.body, "1");
+    testing::TestResponse r = get(s, "/count", cookie_of(forged));
+    EXPECT_EQ(r.body(), "1");
     const std::string issued = set_value(r);
     ASSERT_FALSE(issued.empty());
     EXPECT_NE(issued, forged) << "an id the store does not know is never adopted";
     EXPECT_FALSE(store->find(forged));
 
     // Nothing to store: the stale cookie is expired instead.
-    r = get(s.port, "/whoami", cookie_of(forged));
-    EXPECT_EQ(r.body, "anonymous");
+    r = get(s, "/whoami", cookie_of(forged));
+    EXPECT_EQ(r.body(), "anonymous");
     EXPECT_TRUE(icontains(r.header("Set-Cookie"), "Max-Age=0")) << r.header("Set-Cookie");
 
     // Malformed values are not even looked up.
     for (std::string bad : {std::string("x"), std::string(43, '!'), std::string(2000, 'A'),
                             issued + "A", std::string("\"") + issued + "\""}) {
-        r = get(s.port, "/peek", cookie_of(bad));
-        EXPECT_EQ(r.status, 200) << bad;
+        r = get(s, "/peek", cookie_of(bad));
+        EXPECT_EQ(r.status(), 200) << bad;
         if (bad.front() == '"')
-            EXPECT_EQ(r.body, "1") << "quotes around a cookie value are not part of it";
+            EXPECT_EQ(r.body(), "1") << "quotes around a cookie value are not part of it";
         else
-            EXPECT_EQ(r.body, "0") << bad;
+            EXPECT_EQ(r.body(), "0") << bad;
     }
-    EXPECT_EQ(get(s.port, "/peek", cookie_of(issued)).body, "1");
+    EXPECT_EQ(get(s, "/peek", cookie_of(issued)).body(), "1");
 }
 
 TEST(SessionE2E, IdleExpiryAndTouchCoalescing) {
@@ -349,23 +382,23 @@ TEST(SessionE2E, IdleExpiryAndTouchCoalescing) {
     o.touch_interval = 60s;
     Server s(std::move(o));
     const SessionTime t0 = clock.now();
-    const std::string id = set_value(get(s.port, "/count"));
+    const std::string id = set_value(get(s, "/count"));
     ASSERT_FALSE(id.empty());
     EXPECT_EQ(store->find(id)->accessed, t0);
 
     clock.advance(30s);  // a read soon after the save: not rewritten
-    EXPECT_EQ(get(s.port, "/peek", cookie_of(id)).body, "1");
+    EXPECT_EQ(get(s, "/peek", cookie_of(id)).body(), "1");
     EXPECT_EQ(store->find(id)->accessed, t0);
 
     clock.advance(40s);  // 70 s since the save: touched
-    EXPECT_EQ(get(s.port, "/peek", cookie_of(id)).body, "1");
+    EXPECT_EQ(get(s, "/peek", cookie_of(id)).body(), "1");
     EXPECT_EQ(store->find(id)->accessed, t0 + 70s);
 
     clock.advance(590s);  // 590 s idle since the touch: alive
-    EXPECT_EQ(get(s.port, "/peek", cookie_of(id)).body, "1");
+    EXPECT_EQ(get(s, "/peek", cookie_of(id)).body(), "1");
     clock.advance(600s);  // idle too long
-    HttpResponse r = get(s.port, "/count", cookie_of(id));
-    EXPECT_EQ(r.body, "1") << "a fresh session";
+    testing::TestResponse r = get(s, "/count", cookie_of(id));
+    EXPECT_EQ(r.body(), "1") << "a fresh session";
     EXPECT_NE(set_value(r), id);
 }
 
@@ -378,14 +411,14 @@ TEST(SessionE2E, AbsoluteExpiryEvenWhenBusy) {
     o.idle_timeout = 1800s;
     o.absolute_timeout = 3600s;
     Server s(std::move(o));
-    const std::string id = set_value(get(s.port, "/count"));
+    const std::string id = set_value(get(s, "/count"));
     ASSERT_FALSE(id.empty());
     for (int i = 0; i < 5; ++i) {  // busy every 10 minutes
         clock.advance(600s);
-        EXPECT_EQ(get(s.port, "/count", cookie_of(id)).body, std::to_string(i + 2));
+        EXPECT_EQ(get(s, "/count", cookie_of(id)).body(), std::to_string(i + 2));
     }
     clock.advance(600s);  // 3600 s since creation
-    EXPECT_EQ(get(s.port, "/count", cookie_of(id)).body, "1");
+    EXPECT_EQ(get(s, "/count", cookie_of(id)).body(), "1");
     EXPECT_FALSE(store->find(id));
 }
 
