@@ -1,7 +1,8 @@
 // vela's side of the benchmark scenarios (docs/benchmarks.md), with the payloads of the
 // public C++ framework comparisons.
 //   vela_bench_app [--port N] [--threads N] [--host ADDR]   (ADDR: listen there only)
-//                  [--tls-cert FILE --tls-key FILE [--tls-port N]]
+//                  [--tls-cert FILE --tls-key FILE [--tls-port N]] [--metrics]
+// With --metrics, App::metrics() is on (GET /metrics; bench/callgrind's hello-metrics).
 // With a certificate and key the same routes are also served over TLS on --tls-port (h2 and
 // http/1.1 through ALPN); the plain port also takes h2c with prior knowledge.
 // A bad command line prints one line on stderr and exits 2; a port that cannot be opened
@@ -62,13 +63,14 @@ VELA_REFLECT(Me, user, since)
 
 constexpr std::string_view kUsage =
     "usage: vela_bench_app [--port N] [--threads N] [--host ADDR]\n"
-    "                      [--tls-cert FILE --tls-key FILE [--tls-port N]]\n"
+    "                      [--tls-cert FILE --tls-key FILE [--tls-port N]] [--metrics]\n"
     "  --port N          port, 0 to 65535 (default 8080)\n"
     "  --threads N       event loops, 0 to 1024 (default 0: one per core)\n"
     "  --host ADDR       numeric address to listen on (default: all IPv4 interfaces)\n"
     "  --tls-cert FILE   TLS certificate chain (PEM); needs --tls-key\n"
     "  --tls-key FILE    TLS private key (PEM); needs --tls-cert\n"
     "  --tls-port N      HTTPS port (h2 and http/1.1), 0 to 65535 (default 8443)\n"
+    "  --metrics         serve Prometheus metrics at /metrics (App::metrics)\n"
     "  -h, --help        print this text and exit\n";
 
 // A command-line mistake: one line on stderr, exit code 2.
@@ -92,11 +94,16 @@ unsigned parse_number(std::string_view option, std::string_view value, unsigned 
 int main(int argc, char** argv) {
     unsigned port = 8080, threads = 0, tls_port = 8443;
     std::string host, tls_cert, tls_key;
+    bool metrics = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         if (arg == "-h" || arg == "--help") {
             std::fputs(kUsage.data(), stdout);
             return 0;
+        }
+        if (arg == "--metrics") {
+            metrics = true;
+            continue;
         }
         if (arg != "--port" && arg != "--threads" && arg != "--host" && arg != "--tls-cert" &&
             arg != "--tls-key" && arg != "--tls-port")
@@ -224,5 +231,6 @@ int main(int argc, char** argv) {
             app.listen_tls(addr + ":" + std::to_string(tls_port), std::move(tls));
         }
     }
+    if (metrics) app.metrics();
     return app.run(threads);
 }

@@ -553,6 +553,7 @@ PgPoolStats Pool::stats() const {
         s.connecting += m.conn->state() == Connection::State::connecting;
         s.reserved += m.mode == Mode::reserved;
         s.in_flight += m.conn->outstanding();
+        s.busy += m.mode == Mode::reserved || m.conn->outstanding() > 0;
     }
     s.waiting = waiting_;
     return s;

@@ -32,6 +32,7 @@ Http1Connection::Http1Connection(ServerWorker& worker, int fd, std::unique_ptr<t
         handshaking_ = true;
     }
     io_.kind = IoHandle::stream;
+    io_.counters = driver_byte_counters();
     timer_.fire = &Http1Connection::timer_fired;
     timer_.owner = this;
 }

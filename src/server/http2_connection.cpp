@@ -368,6 +368,7 @@ Http2Connection::Http2Connection(ServerWorker& worker, int fd, std::unique_ptr<t
       target_parser_(&worker.options().limits),
       upgrade_settings_(std::move(settings)) {
     this->info = info;
+    protocol = ConnectionProtocol::http2;
     attach(io_, timer_, fd, tls_.get(), *this, this, &Http2Connection::timer_fired);
     if (nghttp2_session_server_new3(&session_, callbacks(), this, session_options(),
                                     pooled_mem()) != 0)

@@ -71,7 +71,7 @@ void Server::open_listeners(unsigned threads) {
     std::uint16_t first_port = 0;
     try {
         for (unsigned i = 0; i < threads; ++i)
-            workers_.push_back(std::make_unique<detail::ServerWorker>(handler_, options_));
+            workers_.push_back(std::make_unique<detail::ServerWorker>(handler_, options_, i));
         for (std::size_t e = 0; e < resolved.size(); ++e) {
             net::Endpoint& ep = resolved[e];
             std::vector<int> fds = net::open_listeners(ep, threads, options_.listen);

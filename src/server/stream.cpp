@@ -14,6 +14,7 @@
 #include "body_pipe.hpp"
 #include "vela/base/log.hpp"
 #include "vela/reactor/loop.hpp"
+#include "vela/server/stats.hpp"
 
 namespace vela::detail {
 
@@ -243,6 +244,13 @@ bool body_pending(Response::BodySource& source, UniqueFunction wake) {
 }
 
 namespace {
+thread_local LoopStats* tl_loop_stats = nullptr;  // metrics on: this server loop's statistics
+}  // namespace
+
+LoopStats* current_loop_stats() noexcept { return tl_loop_stats; }
+void set_current_loop_stats(LoopStats* s) noexcept { tl_loop_stats = s; }
+
+namespace {
 thread_local BodyPipe* tl_live = nullptr;  // this thread's running producers
 thread_local std::function<void()> tl_done_hook;
 }  // namespace
@@ -445,6 +453,18 @@ Response sse(const Request& req, std::function<Task<void>(SseStream&)> fn, SseOp
     if (o.retry) first = fmt::format("retry: {}\n\n", o.retry->count());
     auto producer = [fn = std::move(fn), last_id = std::move(last_id),
                      first = std::move(first)](BodyWriter& w) -> Task<void> {
+        // Counted open while the producer runs (metrics on; the frame may also end destroyed).
+        struct Open {
+            LoopStats* stats = detail::current_loop_stats();
+            Open() {
+                if (stats) stats->sse_streams.add();
+            }
+            ~Open() {
+                if (stats) stats->sse_streams.sub();
+            }
+            Open(const Open&) = delete;
+            Open& operator=(const Open&) = delete;
+        } open;
         if (!first.empty() && !co_await w.write(first)) co_return;
         SseStream s(w, last_id);
         co_await fn(s);

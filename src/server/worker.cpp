@@ -18,11 +18,12 @@
 
 namespace vela::detail {
 
-ServerWorker::ServerWorker(HttpHandler& handler, const ServerOptions& options)
+ServerWorker::ServerWorker(HttpHandler& handler, const ServerOptions& options, std::size_t index)
     : handler_(handler),
       options_(options),
       loop_(LoopOptions{options.timer_tick_ms, 16 * 1024}),
-      reserve_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
+      reserve_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)),
+      index_(index) {}
 
 ServerWorker::~ServerWorker() {
     close_all();
@@ -50,10 +51,30 @@ void ServerWorker::run() {
     set_producer_done_hook([this] {
         if (draining_) maybe_finish_drain();
     });
+    if (options_.on_loop_start) {
+        stats_ = options_.on_loop_start(index_, loop_);
+    }
+    detail::set_current_loop_stats(stats_);
     loop_.run();
     set_producer_done_hook(nullptr);
     destroy_suspended_producers();
+    // Connections still open are closed by the destructor, on another thread: they leave the
+    // counts here.
+    if (stats_) {
+        for (Connection* c = conns_; c; c = c->next) count_connection(c, false);
+        stats_ = nullptr;
+    }
+    detail::set_current_loop_stats(nullptr);
     set_loop_draining_flag(nullptr);
+}
+
+void ServerWorker::count_connection(const Connection* c, bool open) noexcept {
+    LoopCounter& n =
+        stats_->connections[static_cast<std::size_t>(c->protocol)][c->info.secure ? 1 : 0];
+    if (open)
+        n.add();
+    else
+        n.sub();
 }
 
 void ServerWorker::request_stop() {
@@ -164,6 +185,8 @@ void ServerWorker::add_connection(Connection* c) noexcept {
     if (conns_) conns_->prev = c;
     conns_ = c;
     ++count_;
+    if (stats_) [[unlikely]]
+        count_connection(c, true);
     update_accepting();
 }
 
@@ -193,6 +216,10 @@ void ServerWorker::replace_connection(Connection* old, Connection* fresh) noexce
         conns_ = fresh;
     if (old->next) old->next->prev = fresh;
     old->prev = old->next = nullptr;
+    if (stats_) [[unlikely]] {
+        count_connection(old, false);
+        count_connection(fresh, true);
+    }
     loop_.defer([old] { delete old; });
 }
 
@@ -204,6 +231,8 @@ void ServerWorker::connection_closed(Connection* c) noexcept {
     if (c->next) c->next->prev = c->prev;
     c->prev = c->next = nullptr;
     --count_;
+    if (stats_) [[unlikely]]
+        count_connection(c, false);
     // Freed after the current batch of I/O events: the backend may still hold its handle.
     loop_.defer([c] { delete c; });
     update_accepting();

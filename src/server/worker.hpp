@@ -32,11 +32,19 @@ class Connection : public tls::StreamOwner {
 
     /// The peer's address and whether the connection is TLS (requests point at it).
     ConnectionInfo info;
+    /// The protocol this driver speaks (metrics).
+    ConnectionProtocol protocol = ConnectionProtocol::http1;
 
     // Intrusive list of the worker's connections.
     Connection* prev = nullptr;
     Connection* next = nullptr;
 };
+
+/// Where this thread's server loop counts connection bytes (nullptr: metrics off).
+inline IoCounters* driver_byte_counters() noexcept {
+    LoopStats* s = current_loop_stats();
+    return s ? &s->io : nullptr;
+}
 
 /// Points a driver's socket handle at `fd` (through the TLS transform when there is one) and
 /// its timer at `fire(owner)`.
@@ -45,6 +53,7 @@ inline void attach(IoHandle& io, TimerWheel::Entry& timer, int fd, tls::Stream* 
     io.fd = fd;
     io.sink = tls ? static_cast<IoSink*>(tls) : &driver;
     io.kind = IoHandle::stream;
+    io.counters = driver_byte_counters();
     timer.fire = fire;
     timer.owner = owner;
     if (tls) tls->bind(io, driver);
@@ -52,7 +61,8 @@ inline void attach(IoHandle& io, TimerWheel::Entry& timer, int fd, tls::Stream* 
 
 class ServerWorker final {
   public:
-    ServerWorker(HttpHandler& handler, const ServerOptions& options);
+    /// `index`: the loop's number in its server (ServerOptions::on_loop_start).
+    ServerWorker(HttpHandler& handler, const ServerOptions& options, std::size_t index = 0);
     ~ServerWorker();
 
     /// Takes ownership of a listening fd (registered when run() starts); with `tls`, its
@@ -97,6 +107,7 @@ class ServerWorker final {
     void begin_drain();
     void maybe_finish_drain();
     void close_all();
+    void count_connection(const Connection* c, bool open) noexcept;
 
     HttpHandler& handler_;
     const ServerOptions& options_;
@@ -112,6 +123,8 @@ class ServerWorker final {
     int reserve_fd_ = -1;  // spare fd given up to shed a connection on EMFILE
     std::uint64_t next_emfile_log_ms_ = 0;
     std::vector<std::unique_ptr<Request>> request_pool_;
+    std::size_t index_ = 0;
+    LoopStats* stats_ = nullptr;  // metrics on: this loop's statistics
 };
 
 }  // namespace vela::detail

@@ -57,6 +57,7 @@ WsConnection::WsConnection(ServerWorker& worker, int fd, std::unique_ptr<tls::St
       reader_opt_{opt_.max_frame, opt_.max_message, true},
       reader_(reader_opt_) {
     req_->rebase(head.data(), head.size(), head_.data());
+    protocol = ConnectionProtocol::websocket;
     attach(io_, timer_, fd, tls_.get(), *this, this, &WsConnection::timer_fired);
     if (up_->deflate) {
         inflater_ = std::make_unique<ws::Inflater>(*up_->deflate);

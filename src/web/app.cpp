@@ -9,6 +9,7 @@
 #include <system_error>
 #include <utility>
 
+#include "metrics_state.hpp"
 #include "vela/base/html.hpp"
 #include "vela/base/log.hpp"
 #include "vela/web/extract.hpp"
@@ -236,7 +237,8 @@ openapi::RouteDoc& App::add_route(Method m, std::string_view pattern, HandlerFn 
     check_not_started("routes");
     auto id = static_cast<std::int32_t>(endpoints_.size());
     router_.add(m, pattern, id);
-    endpoints_.push_back(detail::Endpoint{std::move(h), g, this, {}, true});
+    endpoints_.push_back(
+        detail::Endpoint{std::move(h), g, this, {}, true, false, std::string(pattern), m});
     openapi::RouteDoc& doc = route_docs_.emplace_back();
     doc.method = m;
     doc.pattern = pattern;
@@ -248,11 +250,21 @@ openapi::RouteDoc& App::add_route(Method m, std::string_view pattern, HandlerFn 
 void App::freeze() {
     if (frozen_) return;
     frozen_ = true;
+    if (metrics_) {  // the route labels: endpoint i is slot i (the fallbacks come after)
+        std::vector<std::string> labels;
+        for (const detail::Endpoint& ep : endpoints_) labels.push_back(ep.pattern);
+        metrics_->set_routes(std::move(labels));
+        options_.on_loop_start = [m = metrics_.get()](std::size_t index, Loop& loop) {
+            return m->loop_started(index, loop);
+        };
+        observed_ = true;
+    }
     // Each group's fallback: its chain around the router's own answer (404, 405, OPTIONS).
     for (detail::GroupData& g : groups_) {
         HandlerFn h;
         h.sync = [this](Request& req) { return answer_unrouted(req); };
-        endpoints_.push_back(detail::Endpoint{std::move(h), &g, this, {}, true});
+        endpoints_.push_back(
+            detail::Endpoint{std::move(h), &g, this, {}, true, false, {}, Method::GET});
         g.fallback = &endpoints_.back();
     }
     for (detail::Endpoint& ep : endpoints_) {
@@ -405,15 +417,65 @@ bool App::streams_body(Request& req) {
            endpoints_[static_cast<std::size_t>(m.endpoint)].stream_body;
 }
 
+namespace {
+// dispatch_with's observer when metrics and the watchdog are off: nothing, compiled away.
+struct Unobserved {
+    void matched(const Request&, std::uint32_t) noexcept {}
+    void answered(const Request&, const Response&) noexcept {}
+    void left() noexcept {}
+};
+
+// With metrics or the watchdog on: the route's slot (the endpoint number the router found),
+// the start time, the watchdog's slot while the handler holds the loop, and the counts when
+// the response is there.
+struct Observed {
+    detail::LoopMetrics* loop;
+    std::uint32_t unmatched;
+    std::uint32_t slot = 0;
+    std::uint64_t start_ns = 0;
+
+    void matched(const Request& req, std::uint32_t s) noexcept {
+        slot = s;
+        start_ns = detail::steady_ns();
+        loop->watch.what.store(std::uint64_t{slot} << 8 | static_cast<std::uint8_t>(req.method()),
+                               std::memory_order_relaxed);
+        loop->watch.since_ns.store(start_ns, std::memory_order_relaxed);
+    }
+    void answered(const Request& req, const Response& r) noexcept {
+        left();
+        if (loop->routes)
+            loop->routes[slot].record(req.method(), static_cast<int>(r.status()),
+                                      detail::steady_ns() - start_ns);
+    }
+    void left() noexcept { loop->watch.since_ns.store(0, std::memory_order_relaxed); }
+};
+}  // namespace
+
 bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
+    if (observed_) [[unlikely]]
+        return dispatch_observed(req, out, sink);
+    return dispatch_with(req, out, sink, Unobserved{});
+}
+
+bool App::dispatch_observed(Request& req, Response& out, ResponseSink& sink) {
+    detail::LoopMetrics* loop = metrics_->current();
+    if (!loop) return dispatch_with(req, out, sink, Unobserved{});  // not on a server loop
+    return dispatch_with(req, out, sink, Observed{loop, metrics_->unmatched_slot()});
+}
+
+template <class Observer>
+bool App::dispatch_with(Request& req, Response& out, ResponseSink& sink, Observer obs) {
     Router::Match m = router_.match(req.method(), req.path(), req);
     const detail::Endpoint* ep;
     if (m.kind == Router::Match::Kind::found) [[likely]] {
         ep = &endpoints_[static_cast<std::size_t>(m.endpoint)];
+        obs.matched(req, static_cast<std::uint32_t>(m.endpoint));
     } else {
+        if constexpr (!std::is_same_v<Observer, Unobserved>) obs.matched(req, obs.unmatched);
         ep = fallback_for(req, m);
         if (!ep) {
             out = answer_unrouted(req, m);
+            obs.answered(req, out);
             return true;
         }
     }
@@ -423,17 +485,55 @@ bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
         } catch (...) {  // not expected: run_sync answers what its steps throw
             out = exception_answer(std::current_exception(), req);
         }
+        obs.answered(req, out);
         return true;
     }
-    std::coroutine_handle<> work =
-        vela::start(detail::run_chain(*ep, 0, req),
-                    [this, &sink, &req](std::optional<Response> v, std::exception_ptr e) {
-                        Response r = e ? exception_answer(e, req) : std::move(*v);
-                        complete_error(req, r);
-                        sink.complete(std::move(r));
-                    });
+    std::coroutine_handle<> work;
+    if constexpr (std::is_same_v<Observer, Unobserved>) {
+        work = vela::start(detail::run_chain(*ep, 0, req),
+                           [this, &sink, &req](std::optional<Response> v, std::exception_ptr e) {
+                               Response r = e ? exception_answer(e, req) : std::move(*v);
+                               complete_error(req, r);
+                               sink.complete(std::move(r));
+                           });
+    } else {
+        work = vela::start(
+            detail::run_chain(*ep, 0, req),
+            [this, &sink, &req, obs](std::optional<Response> v, std::exception_ptr e) mutable {
+                Response r = e ? exception_answer(e, req) : std::move(*v);
+                complete_error(req, r);
+                obs.answered(req, r);
+                sink.complete(std::move(r));
+            });
+        obs.left();  // suspended: the loop is free (what resumes it later is not watched)
+    }
     sink.pending(work);
     return false;
+}
+
+App& App::metrics(MetricsOptions options) {
+    check_not_started("metrics");
+    if (!metrics_) metrics_ = std::make_unique<detail::AppMetrics>();
+    const std::string path = options.path;
+    metrics_->enable_metrics(std::move(options));
+    if (!path.empty())
+        get(path, [this](const Request&) {
+            Response r(metrics_->render());
+            r.set_content_type(PrometheusWriter::content_type);
+            return r;
+        });
+    return *this;
+}
+
+App& App::stall_watchdog(WatchdogOptions options) {
+    check_not_started("the stall watchdog");
+    if (!metrics_) metrics_ = std::make_unique<detail::AppMetrics>();
+    metrics_->enable_watchdog(options);
+    return *this;
+}
+
+std::string App::metrics_text() const {
+    return metrics_ && metrics_->metrics_on() ? metrics_->render() : std::string();
 }
 
 App& App::listen(std::uint16_t port) {

@@ -34,6 +34,8 @@ struct PgPoolStats {
     std::size_t reserved = 0;
     /// Statements in flight on the pool's connections.
     std::size_t in_flight = 0;
+    /// Connections in use: reserved, or with statements in flight.
+    std::size_t busy = 0;
     /// Statements and transactions waiting for a connection.
     std::size_t waiting = 0;
     /// Loops that have a pool in this Database.

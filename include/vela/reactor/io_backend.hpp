@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "vela/base/buffer.hpp"
+#include "vela/base/loop_counter.hpp"
 
 namespace vela {
 
@@ -47,6 +48,15 @@ class IoSink {
     virtual void on_ready() {}
 };
 
+/// Bytes read and written through IoHandles that point at them (metrics; written by the
+/// loop's thread only).
+struct IoCounters {
+    /// Bytes read.
+    LoopCounter read;
+    /// Bytes written (sendfile included).
+    LoopCounter written;
+};
+
 /// One file descriptor watched by a backend.
 struct IoHandle {
     /// The descriptor.
@@ -71,6 +81,9 @@ struct IoHandle {
     /// stream: also report the peer's FIN as on_read(0) while reading is stopped (set by the
     /// owner; a hang-up or error is always reported).
     bool report_fin = false;
+    /// stream: when set (by the owner; metrics), the bytes read and written through it are
+    /// added there (on the loop's thread).
+    IoCounters* counters = nullptr;
 };
 
 /// Performs operations on IoHandles for one Loop (see above; epoll implements it).

@@ -24,8 +24,11 @@
 #include "vela/http/limits.hpp"
 #include "vela/net/socket.hpp"
 #include "vela/server/handler.hpp"
+#include "vela/server/stats.hpp"
 
 namespace vela {
+
+class Loop;
 
 namespace detail {
 class ServerWorker;
@@ -112,6 +115,11 @@ struct ServerOptions {
     /// the request when one was read (nullptr when it could not be). Empty, or leaving the
     /// response bare: the reason phrase as text/plain. App::error_pages sets it.
     std::function<void(const Request*, Response&)> error_body;
+    /// Called on each loop's thread as the loop starts serving (before its first event), with
+    /// the loop's index (0..threads-1) and the loop. A non-null result turns on that loop's
+    /// statistics (connections, SSE streams, bytes), which the server then writes there; it
+    /// must outlive the server's run. App::metrics and App::stall_watchdog set it.
+    std::function<LoopStats*(std::size_t index, Loop& loop)> on_loop_start;
 };
 
 /// The error answer with status `s` the server sends for `req` (nullptr: none was read), its

@@ -36,6 +36,7 @@
 #include "vela/web/config.hpp"
 #include "vela/web/handler_traits.hpp"
 #include "vela/web/health.hpp"
+#include "vela/web/metrics.hpp"
 #include "vela/web/middleware.hpp"
 #include "vela/web/openapi_ui.hpp"
 #include "vela/web/route_doc.hpp"
@@ -67,6 +68,7 @@ struct ErrorPages {
 namespace detail {
 
 struct Endpoint;
+class AppMetrics;
 
 struct GroupData {
     std::string prefix;
@@ -81,7 +83,9 @@ struct Endpoint {
     const App* app = nullptr;              // set when the app starts
     std::vector<const Middleware*> chain;  // resolved when the app starts
     bool all_sync = true;
-    bool stream_body = false;  // reads its request body as it arrives (App::streaming)
+    bool stream_body = false;     // reads its request body as it arrives (App::streaming)
+    std::string pattern;          // the route template as registered (fallbacks: empty)
+    Method method = Method::GET;  // the method it was registered for
 };
 
 template <class F>
@@ -295,6 +299,16 @@ class App {
     /// server calls for each request (vela::testing::Client calls it without a server).
     HttpHandler& handler();
 
+    /// Serves metrics in the Prometheus text format at options.path (GET; vela/web/metrics.hpp
+    /// lists them): requests per route, latency histograms, bytes, connections, loop lag,
+    /// pools. Off unless called; with it off the request path is unchanged. Before run().
+    App& metrics(MetricsOptions options = {});
+    /// Logs (log::warn, once) every handler that holds its loop longer than
+    /// options.threshold, with its route template, method and the time held. Before run().
+    App& stall_watchdog(WatchdogOptions options = {});
+    /// The metrics text now (what GET /metrics answers); empty when metrics are off.
+    std::string metrics_text() const;
+
     /// Serves liveness at options.live_path (/health) and readiness at options.ready_path
     /// (/ready), which runs the ready_check()s added before or after (vela/web/health.hpp).
     /// Once, before run().
@@ -369,6 +383,9 @@ class App {
     void check_not_started(const char* what) const;
     void make_server();
     bool dispatch(Request& req, Response& out, ResponseSink& sink);
+    template <class Observer>
+    bool dispatch_with(Request& req, Response& out, ResponseSink& sink, Observer obs);
+    bool dispatch_observed(Request& req, Response& out, ResponseSink& sink);
     bool streams_body(Request& req);
     Response answer_unrouted(const Request& req, const Router::Match& m) const;
     Response answer_unrouted(Request& req) const;
@@ -389,7 +406,9 @@ class App {
     bool stop_requested_ = false;  // under server_mu_
     bool frozen_ = false;
     ErrorPages error_pages_;
-    std::optional<Health> health_;  // health() / ready_check()
+    std::unique_ptr<detail::AppMetrics> metrics_;  // metrics or the watchdog is on
+    bool observed_ = false;                        // requests go through dispatch_observed
+    std::optional<Health> health_;                 // health() / ready_check()
     bool health_routed_ = false;
     // The applied configuration, the user sections read from it, and server.threads.
     const Config& claim_section(std::string_view section);

@@ -1,0 +1,114 @@
+#pragma once
+// Metrics in the Prometheus text format, and the stall watchdog (docs/operations.md).
+//
+//     vela::App app;
+//     app.metrics();                               // GET /metrics, opt-in
+//     app.stall_watchdog({.threshold = 200ms});    // logs handlers that hold a loop too long
+//
+// Every loop counts in its own memory: plain single-writer counters (vela::LoopCounter),
+// no shared atomic read-modify-write and no allocation on the request path; the route's
+// counters are found by the endpoint number the router returns, so no string is hashed
+// per request. A scrape reads every loop's counters (relaxed loads) and sums them.
+//
+// Metrics (all summed over loops unless labelled with `loop`):
+//   vela_http_requests_total{route,method,status}       counter
+//   vela_http_request_duration_seconds{route}           histogram (kLatencyBuckets)
+//   vela_http_received_bytes_total / _sent_bytes_total  counter (socket bytes; TLS: encrypted)
+//   vela_open_connections{protocol,tls}                 gauge (http1, h2, ws)
+//   vela_websocket_connections, vela_sse_streams        gauge
+//   vela_loop_lag_seconds{loop}, vela_loop_lag_max_seconds{loop}   gauge
+//   vela_db_pool_{connections,busy,waiting}{pool}       gauge (MetricsOptions::pools)
+//   vela_stalls_total                                   counter (the watchdog's reports)
+// `route` is the pattern as registered ("/items/{id:int}"), or "unmatched" for requests no
+// route took (404, 405, automatic OPTIONS).
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace vela {
+
+/// The upper bounds (seconds) of the request latency histogram's buckets (+Inf follows).
+inline constexpr double kLatencyBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                             0.1,    0.25,  0.5,    1.0,   2.5,  5.0,   10.0};
+/// Number of finite latency buckets.
+inline constexpr std::size_t kLatencyBucketCount = std::size(kLatencyBuckets);
+
+/// What a connection pool reports (one loop's pool; a scrape sums the loops).
+struct PoolSample {
+    /// Connections open or being opened.
+    std::size_t connections = 0;
+    /// Of those, in use (running statements or held by a transaction).
+    std::size_t busy = 0;
+    /// Work waiting for a connection.
+    std::size_t waiting = 0;
+};
+
+/// A pool to report as vela_db_pool_*{pool="name"}: `sample` is called on each loop (at each
+/// loop-lag tick) and returns that loop's figures, or nullopt when it has none.
+/// vela/web/pg_metrics.hpp makes one for a PostgreSQL vela::db::Database.
+struct PoolSource {
+    /// The `pool` label.
+    std::string name;
+    /// This loop's figures (called on the loop's thread).
+    std::function<std::optional<PoolSample>()> sample;
+};
+
+/// Settings of App::metrics.
+struct MetricsOptions {
+    /// Where the metrics are served (GET); empty: not routed (App::metrics_text() only).
+    std::string path = "/metrics";
+    /// How often each loop measures its lag (a timer's scheduled vs actual time) and samples
+    /// the pools.
+    std::chrono::milliseconds lag_interval{500};
+    /// Connection pools to report.
+    std::vector<PoolSource> pools;
+};
+
+/// Settings of App::stall_watchdog.
+struct WatchdogOptions {
+    /// A handler that holds its loop longer than this is logged (once per request).
+    std::chrono::milliseconds threshold{500};
+};
+
+/// Writes the Prometheus text exposition format 0.0.4: families with their HELP and TYPE
+/// lines, samples with escaped label values.
+class PrometheusWriter {
+  public:
+    /// One label of a sample.
+    using Label = std::pair<std::string_view, std::string_view>;
+
+    /// Starts a family: "# HELP name help" (escaped) and "# TYPE name type" ("counter",
+    /// "gauge", "histogram", "summary" or "untyped").
+    void family(std::string_view name, std::string_view help, std::string_view type);
+    /// One sample line with an integer value.
+    void sample(std::string_view name, std::initializer_list<Label> labels, std::uint64_t value);
+    /// One sample line with a floating-point value (NaN, +Inf, -Inf spelled as the format says).
+    void sample(std::string_view name, std::initializer_list<Label> labels, double value);
+    /// The histogram samples of `name`: name_bucket{...,le="b"} (cumulative, then +Inf),
+    /// name_sum and name_count; `counts` holds one count per bound plus the +Inf one, not
+    /// cumulative; the count written is their total.
+    void histogram(std::string_view name, std::initializer_list<Label> labels, const double* bounds,
+                   const std::uint64_t* counts, std::size_t n_bounds, double sum);
+    /// The text written so far.
+    const std::string& text() const noexcept { return out_; }
+    /// Takes the text written so far.
+    std::string take() noexcept { return std::move(out_); }
+
+    /// `v` escaped for a label value (backslash, double quote, line feed).
+    static std::string escape_label(std::string_view v);
+    /// The Content-Type of the format.
+    static constexpr std::string_view content_type = "text/plain; version=0.0.4; charset=utf-8";
+
+  private:
+    void labels(std::initializer_list<Label> labels, const Label* extra);
+    std::string out_;
+};
+
+}  // namespace vela
