@@ -16,6 +16,8 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 
+#include <fmt/format.h>
+
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -83,7 +85,7 @@ TEST(LogJsonE2E, EveryLineOfAServingAppIsOneJsonObject) {
         start_app(app);
         Client c = Client::tcp(app.port());
         const std::string ua = "curl \"x\" \xff";
-        ASSERT_TRUE(c.send(get_request("/boom?q=%22%0a", "User-Agent: " + ua + "\r\n")));
+        ASSERT_TRUE(c.send(get_request("/boom?q=%22%0a", fmt::format("User-Agent: {}\r\n", ua))));
         auto r = c.read_response();
         ASSERT_TRUE(r) << c.error();
         EXPECT_EQ(r->status, 500);

@@ -136,7 +136,7 @@ TEST(LogJson, InvalidUtf8BecomesReplacementCharactersValidUtf8Stays) {
         return s;
     };
     const std::string expected =
-        "a" + r(1) + "b" + r(1) + "c" + r(2) + "d" + r(3) + "e" + r(4) + "f" + r(1);
+        std::string("a") + r(1) + "b" + r(1) + "c" + r(2) + "d" + r(3) + "e" + r(4) + "f" + r(1);
     EXPECT_EQ(parse_line(lines[1])["message"].as_string(), expected);
     const json::Value f = parse_line(lines[2]);
     EXPECT_EQ(f["bad"].as_string(), expected);
