@@ -3,7 +3,11 @@
 // ids and an access log. Accounts and todos live in a database (vela::db): an SQLite file
 // under --data by default, or PostgreSQL with --db postgres://...; the schema comes from the
 // numbered SQL files in --migrations, applied at start. Attachments are files under --data.
-//   todo [--port N] [--threads N] [--data DIR] [--db URL] [--migrations DIR]
+// For operations it serves its OpenAPI document (/openapi.json) with Swagger UI (/docs),
+// Prometheus metrics (/metrics, database pool included), liveness and readiness (/health,
+// /ready: the database answers) and logs stalled handlers; a TOML file (--config, see
+// examples/todo/todo.toml) and VELA_* variables set the server and the [todo] table.
+//   todo [--config FILE] [--port N] [--threads N] [--data DIR] [--db URL] [--migrations DIR]
 //        [--cors-origin ORIGIN] [--access-log FILE]
 //
 // Try it:
@@ -11,6 +15,7 @@
 //   curl -b jar -d 'title=Buy milk' localhost:8080/todos
 //   curl -b jar localhost:8080/api/todos
 //   curl -b jar -F 'file=@notes.txt' localhost:8080/todos/1/attachment
+//   curl localhost:8080/ready; curl localhost:8080/metrics; open http://localhost:8080/docs
 // Exit codes: 0 after a graceful shutdown, 1 when the server cannot start (reason logged in
 // one line), 2 for a bad command line.
 
@@ -29,6 +34,7 @@
 #include <vela/db/db.hpp>
 #include <vela/reactor/blocking.hpp>
 #include <vela/vela.hpp>
+#include <vela/web/pg_metrics.hpp>
 
 #include "cli.hpp"
 
@@ -42,7 +48,11 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: todo [options]\n"
-    "  --port N              HTTP port, 0 to 65535 (default 8080)\n"
+    "  --config FILE         a TOML file: vela's server, limits, timeouts, log sections and\n"
+    "                        the [todo] table with the options below (examples/todo/todo.toml);\n"
+    "                        VELA_* variables override it, the options below override both\n"
+    "  --port N              HTTP port, 0 to 65535 (default 8080 unless the file lists\n"
+    "                        listeners in server.listen; with them it adds one)\n"
     "  --threads N           event loops, 0 to 1024 (default 0: one per core)\n"
     "  --data DIR            attachments and the SQLite file todo.db (default ./todo-data;\n"
     "                        created)\n"
@@ -55,21 +65,31 @@ constexpr std::string_view kUsage =
     "  --access-log FILE     access log file, rotated by size (default: standard output)\n"
     "  -h, --help            print this text and exit\n";
 
-struct Options {
-    std::uint16_t port = 8080;
-    unsigned threads = 0;
+// The [todo] table of the configuration (VELA_TODO_DATA ... override it), then the command line.
+struct Settings {
     std::string data = "todo-data";
     std::string db;  // empty: sqlite in `data`
     std::string migrations = TODO_MIGRATIONS_DIR;
     std::string cors_origin = "http://localhost:5173";
     std::string access_log;
+    std::string title = "todo";  // the OpenAPI document's title
+};
+VELA_REFLECT(Settings, data, db, migrations, cors_origin, access_log, title)
+
+struct Options {
+    std::string config;  // empty: no file (the VELA_* variables alone)
+    std::optional<std::uint16_t> port;
+    std::optional<unsigned> threads;
+    std::optional<std::string> data, db, migrations, cors_origin, access_log;
 };
 
 Options parse_args(int argc, char** argv) {
     example::CommandLine cl("todo", kUsage);
     Options o;
     cl.parse(argc, argv, [&](std::string_view arg, const auto& value) {
-        if (arg == "--port")
+        if (arg == "--config")
+            o.config = std::string(value());
+        else if (arg == "--port")
             o.port = static_cast<std::uint16_t>(cl.number(arg, value(), 65535));
         else if (arg == "--threads")
             o.threads = cl.number(arg, value(), 1024);
@@ -332,10 +352,32 @@ std::size_t migrate(vela::db::Database& db, const std::string& folder) {
     return *applied;
 }
 
+// The configuration file (or the VELA_* variables alone) and the [todo] table with the command
+// line over it. A mistake is one line naming the file, line and key.
+std::optional<vela::Config> load_config(const Options& o, Settings& settings) {
+    try {
+        vela::Config cfg =
+            o.config.empty() ? vela::Config::from_environment() : vela::Config::load(o.config);
+        settings = cfg.section<Settings>("todo");
+        if (o.data) settings.data = *o.data;
+        if (o.db) settings.db = *o.db;
+        if (o.migrations) settings.migrations = *o.migrations;
+        if (o.cors_origin) settings.cors_origin = *o.cors_origin;
+        if (o.access_log) settings.access_log = *o.access_log;
+        return cfg;
+    } catch (const vela::ConfigError& e) {
+        std::fprintf(stderr, "todo: %s\n", e.what());
+        return std::nullopt;
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    const Options opts = parse_args(argc, argv);
+    const Options cl = parse_args(argc, argv);
+    Settings opts;
+    std::optional<vela::Config> config = load_config(cl, opts);
+    if (!config) return 2;
     // Before the database starts its threads (SQLite workers, the blocking pool): they inherit
     // the mask, so SIGTERM reaches the app's graceful shutdown instead of killing a worker.
     vela::block_signals();
@@ -368,6 +410,31 @@ int main(int argc, char** argv) {
     Store store(*db, files_dir);
 
     vela::App app;
+    // The file's server, limits, timeouts and log settings, and its listeners (when it names
+    // any); the [todo] table was read above and is claimed here so run() knows it is used.
+    const bool file_listeners = !config->listeners().empty();
+    app.apply(std::move(*config));
+    app.config<Settings>("todo");
+    // Operations: the OpenAPI document and Swagger UI, metrics with the database pool,
+    // liveness and readiness, and a log line for any handler that holds its loop over 200 ms.
+    app.openapi({.title = opts.title,
+                 .version = "1.0.0",
+                 .description = "The todo example's JSON API: sign in through /login first."});
+    try {
+        vela::openapi_ui(app, "/docs");
+    } catch (const std::exception& e) {
+        vela::log::warn("todo: no /docs: {}", e.what());
+    }
+    vela::MetricsOptions metrics;
+    if (db->backend_name() == std::string_view("postgres"))
+        metrics.pools.push_back(vela::pg_pool_source("todo", *db));
+    app.metrics(std::move(metrics));
+    app.stall_watchdog({.threshold = std::chrono::milliseconds(200)});
+    app.health();
+    app.ready_check("database", [&db]() -> vela::Task<bool> {
+        co_await db->query("SELECT 1");
+        co_return true;
+    });
     // API errors as problem+json, page errors as a small HTML page.
     app.error_pages(
         {.format = vela::ErrorFormat::html,
@@ -468,31 +535,51 @@ int main(int argc, char** argv) {
     // The JSON API, for a front end on another origin (cookies included).
     auto api = app.group("/api");
     api.use(vela::cors({.origins = {opts.cors_origin}, .credentials = true}));
-    api.get("/todos", [&store](vela::Request& req) -> vela::Task<std::vector<Todo>> {
-        const std::string user = api_user(req);
-        co_return co_await store.list(user);
-    });
+    api.get("/todos",
+            [&store](vela::Request& req) -> vela::Task<std::vector<Todo>> {
+                const std::string user = api_user(req);
+                co_return co_await store.list(user);
+            })
+        .summary("List your todos")
+        .tag("todos")
+        .security_cookie("vela.sid")
+        .response(401, "Not signed in");
     api.post("/todos",
              [&store](vela::Request& req, vela::Json<NewTodo> t) -> vela::Task<vela::Response> {
                  const std::string user = api_user(req);
                  std::optional<Todo> todo = co_await store.add(user, t->title);
                  if (!todo) throw vela::HttpError(vela::Status::Unauthorized, "sign in first");
                  co_return vela::json_response(*todo, vela::Status::Created);
-             });
+             })
+        .summary("Add a todo")
+        .tag("todos")
+        .security_cookie("vela.sid")
+        .response<Todo>(201, "The new todo")
+        .response(401, "Not signed in");
     api.patch("/todos/{id:int}",
               [&store](vela::Request& req, vela::Json<TodoPatch> p) -> vela::Task<Todo> {
                   const std::string user = api_user(req);
                   std::optional<Todo> t = co_await store.update(user, *req.param_int("id"), *p);
                   if (!t) throw vela::HttpError(vela::Status::NotFound, "no such todo");
                   co_return std::move(*t);
-              });
-    api.del("/todos/{id:int}", [&store](vela::Request& req) -> vela::Task<vela::Response> {
-        const std::string user = api_user(req);
-        const bool found = co_await store.remove(user, *req.param_int("id"));
-        if (!found) throw vela::HttpError(vela::Status::NotFound, "no such todo");
-        co_return vela::Response(vela::Status::NoContent);
-    });
+              })
+        .summary("Change a todo's title or state")
+        .tag("todos")
+        .security_cookie("vela.sid")
+        .response(401, "Not signed in");
+    api.del("/todos/{id:int}",
+            [&store](vela::Request& req) -> vela::Task<vela::Response> {
+                const std::string user = api_user(req);
+                const bool found = co_await store.remove(user, *req.param_int("id"));
+                if (!found) throw vela::HttpError(vela::Status::NotFound, "no such todo");
+                co_return vela::Response(vela::Status::NoContent);
+            })
+        .summary("Delete a todo")
+        .tag("todos")
+        .security_cookie("vela.sid")
+        .response(204, "Deleted")
+        .response(401, "Not signed in");
 
-    app.listen(opts.port);
-    return app.run(opts.threads);
+    if (cl.port || !file_listeners) app.listen(cl.port.value_or(8080));
+    return app.run(cl.threads.value_or(0));
 }

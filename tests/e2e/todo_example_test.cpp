@@ -3,6 +3,8 @@
 // download it, CORS preflight, problem+json for the API, rate-limited sign-in, access log
 // lines with request ids. The data is in a database: an SQLite file under --data survives a
 // restart, and the same visit runs against PostgreSQL (--db) when the test server is there.
+// Its operations endpoints (OpenAPI, Swagger UI, health, readiness, metrics) and its
+// configuration file are checked the same way.
 
 #include <gtest/gtest.h>
 
@@ -122,6 +124,7 @@ class TodoApp : public ::testing::Test {
     std::string data() const { return (dir_ / "data").string(); }
 
     void whole_visit();
+    void operations();
     void restart_keeps_the_data(std::initializer_list<std::string> extra);
 
     std::filesystem::path dir_;
@@ -279,6 +282,69 @@ TEST_F(TodoApp, StartErrorsAreOneLine) {
     EXPECT_NE(no_schema.out.find("migrations folder"), std::string::npos) << no_schema.out;
 }
 
+// Operations: the example runs from its configuration file and serves its OpenAPI document
+// (valid OpenAPI 3.1, the API routes with their summaries), Swagger UI, liveness, readiness
+// against its database, and Prometheus metrics counting the requests by route template.
+void TodoApp::operations() {
+    EXPECT_EQ(curl(url("/health")), "{\"status\":\"alive\"}");
+    const std::string ready = curl(url("/ready"));
+    EXPECT_NE(ready.find("\"status\":\"ready\""), std::string::npos) << ready;
+    EXPECT_NE(ready.find("\"database\":{\"ok\":true"), std::string::npos) << ready;
+
+    const std::string doc = curl(url("/openapi.json"));
+    EXPECT_NE(doc.find("\"openapi\":\"3.1.0\""), std::string::npos) << doc;
+    EXPECT_NE(doc.find("\"/api/todos/{id}\""), std::string::npos) << doc;
+    EXPECT_NE(doc.find("\"summary\":\"List your todos\""), std::string::npos) << doc;
+    EXPECT_NE(doc.find("\"Todo\""), std::string::npos) << doc;  // a named component
+    const std::string file = (dir_ / "openapi.json").string();
+    std::ofstream(file) << doc;
+    Ran valid =
+        run_command(std::string(VELA_SOURCE_DIR) + "/scripts/validate-openapi " + file + " 2>&1");
+    EXPECT_EQ(valid.status, 0) << valid.out;
+
+    const std::string page = curl(url("/docs"));
+    EXPECT_NE(page.find("swagger-ui"), std::string::npos) << page;
+    EXPECT_EQ(code(url("/docs/assets/swagger-ui-bundle.js")), "200");
+
+    EXPECT_EQ(code(url("/api/todos")), "401");
+    EXPECT_EQ(code(url("/api/todos")), "401");
+    const std::string metrics = curl(url("/metrics"));
+    EXPECT_NE(metrics.find(
+                  "vela_http_requests_total{route=\"/api/todos\",method=\"GET\",status=\"401\"} 2"),
+              std::string::npos)
+        << metrics;
+    EXPECT_NE(metrics.find("vela_http_request_duration_seconds_bucket{route=\"/ready\""),
+              std::string::npos)
+        << metrics;
+}
+
+TEST_F(TodoApp, OperationsFromItsConfigurationFile) {
+    ASSERT_NO_FATAL_FAILURE(
+        start({"--config", std::string(VELA_SOURCE_DIR) + "/examples/todo/todo.toml"}));
+    operations();
+}
+
+TEST_F(TodoApp, ConfigurationMistakesAreOneLine) {
+    const std::string base = std::string(VELA_TODO_BINARY) + " --port 0 --data " + data();
+    const std::string bad = (dir_ / "bad.toml").string();
+    std::ofstream(bad) << "[server]\nthreads = \"two\"\n";
+    Ran wrong_type = run_command(base + " --config " + bad + " 2>&1");
+    EXPECT_EQ(wrong_type.status, 2) << wrong_type.out;
+    EXPECT_EQ(wrong_type.out,
+              "todo: " + bad + ":2: server.threads: expected an integer, got a string\n");
+    const std::string typo = (dir_ / "typo.toml").string();
+    std::ofstream(typo) << "[todo]\ncors_orgin = \"http://a.example\"\n";
+    Ran unknown = run_command(base + " --config " + typo + " 2>&1");
+    EXPECT_EQ(unknown.status, 2) << unknown.out;
+    EXPECT_NE(unknown.out.find("cors_orgin"), std::string::npos) << unknown.out;
+    Ran env = run_command("VELA_SERVER_THREADS=lots " + base + " 2>&1");
+    EXPECT_EQ(env.status, 2) << env.out;
+    EXPECT_NE(env.out.find("VELA_SERVER_THREADS"), std::string::npos) << env.out;
+    Ran missing = run_command(base + " --config " + (dir_ / "none.toml").string() + " 2>&1");
+    EXPECT_EQ(missing.status, 2) << missing.out;
+    EXPECT_NE(missing.out.find("none.toml"), std::string::npos) << missing.out;
+}
+
 // A PostgreSQL schema of its own for one test (dropped at the end), so runs and other tests
 // on the same server do not meet.
 class PgSchema {
@@ -318,6 +384,20 @@ TEST_F(TodoApp, AWholeVisitOnPostgres) {
     ASSERT_NO_FATAL_FAILURE(start({"--db", schema.url()}));
     whole_visit();
     stop();
+}
+
+TEST_F(TodoApp, OperationsOnPostgresReportThePool) {
+    VELA_NEED_PG(pg);
+    PgSchema schema(pg);
+    ASSERT_NO_FATAL_FAILURE(start({"--db", schema.url()}));
+    operations();
+    // The pool's figures arrive with each loop's next lag tick.
+    std::string metrics;
+    for (int i = 0; i < 40 && metrics.find("vela_db_pool") == std::string::npos; ++i) {
+        std::this_thread::sleep_for(Ms{100});
+        metrics = curl(url("/metrics"));
+    }
+    EXPECT_NE(metrics.find("pool=\"todo\""), std::string::npos) << metrics;
 }
 
 TEST_F(TodoApp, DataSurvivesARestartOnPostgres) {
