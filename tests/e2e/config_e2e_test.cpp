@@ -9,6 +9,8 @@
 #include <string>
 
 #include "e2e/client.hpp"
+#include "e2e/process.hpp"
+#include "tls/certs.hpp"
 
 namespace vela::e2e {
 namespace {
@@ -162,6 +164,36 @@ TEST(ConfigE2E, UnixSocketListenerAndLogSettings) {
     app.stop();
     app.wait();
     std::remove(sock.c_str());
+}
+
+// A TLS listener with an SNI certificate from the file, checked with curl against the test CA:
+// the default certificate for localhost, the SNI one for a.test.
+TEST(ConfigE2E, TlsListenerWithSniFromTheFile) {
+    const test::TestCerts& certs = test::test_certs();
+    ConfigFile file(fmt::format(R"([[server.tls]]
+listen = "127.0.0.1:0"
+cert = "{}"
+key = "{}"
+[[server.tls.sni]]
+cert = "{}"
+key = "{}"
+)",
+                                certs.server_ec_cert, certs.server_ec_key, certs.sni_a_cert,
+                                certs.sni_a_key));
+    App app;
+    app.load_config(file.path());
+    add_routes(app, app.config<Greeter>("greeter"));
+    app.start(1);
+    const std::string port = std::to_string(app.port());
+    for (const std::string host : {"localhost", "a.test"}) {
+        const Ran r =
+            run_command("curl -sS --max-time 20 --cacert " + certs.ca + " --resolve " + host + ":" +
+                        port + ":127.0.0.1 https://" + host + ":" + port + "/greet 2>&1");
+        EXPECT_EQ(r.status, 0) << host << ": " << r.out;
+        EXPECT_EQ(r.out, "hello") << host;
+    }
+    app.stop();
+    app.wait();
 }
 
 TEST(ConfigE2E, BadValueInTheFileIsOneLine) {
