@@ -134,6 +134,12 @@ void PrometheusWriter::histogram(std::string_view name, std::initializer_list<La
 namespace detail {
 
 namespace {
+// The method label: its token, "other" for methods vela does not route (answered 501).
+std::string_view method_label(Method m) {
+    const std::string_view n = method_name(m);
+    return n.empty() ? std::string_view("other") : n;
+}
+
 constexpr std::uint64_t to_ns(double seconds) {
     return static_cast<std::uint64_t>(seconds * 1e9 + 0.5);
 }
@@ -269,7 +275,7 @@ void AppMetrics::watch() {
                 slot < labels_.size() ? std::string_view(labels_[slot]) : "unmatched";
             const auto method = static_cast<Method>(what & 0xff);
             log::warn("stall: {} {} has held loop {} for {} ms (watchdog threshold {} ms)",
-                      method_name(method), route, i, (now - since) / 1'000'000, threshold.count());
+                      method_label(method), route, i, (now - since) / 1'000'000, threshold.count());
         }
     }
 }
@@ -310,7 +316,7 @@ std::string AppMetrics::render() const {
                 const auto method = static_cast<Method>((k >> 16) - 1);
                 const std::string status = std::to_string(k & 0xffff);
                 w.sample("vela_http_requests_total",
-                         {{"route", route}, {"method", method_name(method)}, {"status", status}},
+                         {{"route", route}, {"method", method_label(method)}, {"status", status}},
                          n);
             }
             if (other)

@@ -204,6 +204,8 @@ TEST(MetricsE2E, CountsRequestsAcrossTwoLoops) {
         ASSERT_EQ(c.read_response()->status, 404);
         c.send(request_with_body("PUT", "/items", "{}"));
         ASSERT_EQ(c.read_response()->status, 405);
+        c.send("BREW /items HTTP/1.1\r\nHost: a\r\n\r\n");  // a method vela does not route
+        ASSERT_EQ(c.read_response()->status, 501);
     }
 
     const Scrape s = scrape(port);
@@ -212,6 +214,7 @@ TEST(MetricsE2E, CountsRequestsAcrossTwoLoops) {
     EXPECT_EQ(s.at(requests_key("/async", "GET", 200)), 5) << s.text;
     EXPECT_EQ(s.at(requests_key("unmatched", "GET", 404)), 2) << s.text;
     EXPECT_EQ(s.at(requests_key("unmatched", "PUT", 405)), 1) << s.text;
+    EXPECT_EQ(s.at(requests_key("unmatched", "other", 501)), 1) << s.text;
     EXPECT_EQ(s.type_of("vela_http_requests"), "counter");  // (the parser drops _total)
     EXPECT_EQ(s.type_of("vela_http_request_duration_seconds"), "histogram");
     EXPECT_EQ(s.type_of("vela_open_connections"), "gauge");
