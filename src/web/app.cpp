@@ -237,8 +237,7 @@ openapi::RouteDoc& App::add_route(Method m, std::string_view pattern, HandlerFn 
     check_not_started("routes");
     auto id = static_cast<std::int32_t>(endpoints_.size());
     router_.add(m, pattern, id);
-    endpoints_.push_back(
-        detail::Endpoint{std::move(h), g, this, {}, true, false, std::string(pattern), m});
+    endpoints_.push_back(detail::Endpoint{std::move(h), g, this, {}, true});
     openapi::RouteDoc& doc = route_docs_.emplace_back();
     doc.method = m;
     doc.pattern = pattern;
@@ -250,9 +249,9 @@ openapi::RouteDoc& App::add_route(Method m, std::string_view pattern, HandlerFn 
 void App::freeze() {
     if (frozen_) return;
     frozen_ = true;
-    if (metrics_) {  // the route labels: endpoint i is slot i (the fallbacks come after)
+    if (metrics_) {  // the route labels: endpoint i is route i, its slot (fallbacks come after)
         std::vector<std::string> labels;
-        for (const detail::Endpoint& ep : endpoints_) labels.push_back(ep.pattern);
+        for (const openapi::RouteDoc& d : route_docs_) labels.push_back(d.pattern);
         metrics_->set_routes(std::move(labels));
         options_.on_loop_start = [m = metrics_.get()](std::size_t index, Loop& loop) {
             return m->loop_started(index, loop);
@@ -263,8 +262,7 @@ void App::freeze() {
     for (detail::GroupData& g : groups_) {
         HandlerFn h;
         h.sync = [this](Request& req) { return answer_unrouted(req); };
-        endpoints_.push_back(
-            detail::Endpoint{std::move(h), &g, this, {}, true, false, {}, Method::GET});
+        endpoints_.push_back(detail::Endpoint{std::move(h), &g, this, {}, true});
         g.fallback = &endpoints_.back();
     }
     for (detail::Endpoint& ep : endpoints_) {

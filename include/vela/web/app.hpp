@@ -83,9 +83,7 @@ struct Endpoint {
     const App* app = nullptr;              // set when the app starts
     std::vector<const Middleware*> chain;  // resolved when the app starts
     bool all_sync = true;
-    bool stream_body = false;     // reads its request body as it arrives (App::streaming)
-    std::string pattern;          // the route template as registered (fallbacks: empty)
-    Method method = Method::GET;  // the method it was registered for
+    bool stream_body = false;  // reads its request body as it arrives (App::streaming)
 };
 
 template <class F>
