@@ -519,7 +519,7 @@ App& App::metrics(MetricsOptions options) {
             Response r(metrics_->render());
             r.set_content_type(PrometheusWriter::content_type);
             return r;
-        });
+        }).hidden();  // an operations endpoint, not part of the API's document
     return *this;
 }
 
@@ -576,6 +576,9 @@ App& App::listen(std::string_view endpoint) {
 // errors the server answers itself.
 void App::prepare() {
     freeze();
+    // The OpenAPI document is built once every route is registered, before any port opens,
+    // so a mistake in it (a repeated operationId) stops the start instead of a later request.
+    if (openapi_build_) openapi_build_();
     if (error_pages_.render || error_pages_.format != ErrorFormat::text)
         options_.error_body = [this](const Request* req, Response& r) {
             fill_error_body(req, r, {});
@@ -619,7 +622,7 @@ int App::run(unsigned threads) {
         log::error("{}", e.what());
     } catch (const TlsError& e) {  // a missing certificate, a key that does not match, ...
         log::error("{}", e.what());
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::logic_error& e) {  // a bad option, a repeated operationId, ...
         log::error("{}", e.what());
     }
     std::lock_guard lock(server_mu_);

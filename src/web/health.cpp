@@ -289,9 +289,13 @@ App& App::health(HealthOptions options) {
     health_->set_options(std::move(options));
     health_routed_ = true;
     const HealthOptions& o = health_->options();
-    if (!o.live_path.empty()) get(o.live_path, [h = *health_](const Request&) { return h.live(); });
+    // Operations endpoints: served, but not part of the API's OpenAPI document.
+    if (!o.live_path.empty())
+        get(o.live_path, [h = *health_](const Request&) { return h.live(); }).hidden();
     if (!o.ready_path.empty())
-        get(o.ready_path, [h = *health_, this](const Request&) { return h.ready(stopping()); });
+        get(o.ready_path, [h = *health_, this](const Request&) {
+            return h.ready(stopping());
+        }).hidden();
     return *this;
 }
 

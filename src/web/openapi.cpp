@@ -519,10 +519,14 @@ App& App::openapi(openapi::Info info) {
     };
     auto cache = std::make_shared<Cache>();
     const std::string path = info.path;
-    get(path, [this, cache, info = std::move(info)](Request&) {
-        // Built at the first request, when every route is registered; loops racing here
-        // wait for the one that builds.
+    auto build = [this, cache, info = std::move(info)] {
         std::call_once(cache->once, [&] { cache->text = openapi::document_json(*this, info); });
+    };
+    // Built when the app starts (prepare(), once every route is registered); the route only
+    // reads the text.
+    openapi_build_ = build;
+    get(path, [cache, build](Request&) {
+        build();  // already built unless the handler runs without prepare()
         return Response::json(cache->text);
     }).hidden();
     return *this;

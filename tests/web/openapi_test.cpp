@@ -403,6 +403,31 @@ TEST_F(OpenApiTest, DuplicateOperationIdIsAnError) {
     }
 }
 
+// /metrics, /health and /ready are served but are operations endpoints, not the API.
+TEST_F(OpenApiTest, OperationsEndpointsAreLeftOut) {
+    App app;
+    app.get("/items", [] { return "items"; });
+    app.metrics();
+    app.health();
+    app.openapi();
+    const Value d = openapi::document(app);
+    EXPECT_NE(d["paths"].find("/items"), nullptr);
+    EXPECT_EQ(d["paths"].find("/metrics"), nullptr);
+    EXPECT_EQ(d["paths"].find("/health"), nullptr);
+    EXPECT_EQ(d["paths"].find("/ready"), nullptr);
+    EXPECT_EQ(d["paths"].size(), 1u);
+}
+
+// The document is built when the app starts (a mistake in it stops the start, not a later
+// request): App::handler() (what start() and the test client call) builds it.
+TEST_F(OpenApiTest, BuiltWhenTheAppStarts) {
+    App app;
+    app.get("/a", [] { return "a"; }).operation_id("same");
+    app.get("/b", [] { return "b"; }).operation_id("same");
+    app.openapi();
+    EXPECT_THROW(app.handler(), std::logic_error);
+}
+
 TEST_F(OpenApiTest, SeveralMethodsShareAPathItem) {
     const Value& item = doc()["paths"]["/items"];
     EXPECT_NE(item.find("get"), nullptr);

@@ -280,22 +280,23 @@ class App {
             fill_error_body(&req, r, {});
     }
 
+    /// Makes the routes and middleware final (as start() does) and returns the handler the
+    /// server calls for each request (vela::testing::Client calls it without a server).
+    HttpHandler& handler();
+
     /// What each route says for the OpenAPI document, in registration order (never read
     /// while serving).
     const std::deque<openapi::RouteDoc>& route_docs() const noexcept { return route_docs_; }
     /// The error answers' format and renderer (error_pages()).
     const ErrorPages& error_pages() const noexcept { return error_pages_; }
     /// Serves the OpenAPI 3.1 document of this app's routes at info.path (/openapi.json),
-    /// built at its first request and then cached (vela/web/openapi.hpp). Before run().
+    /// built once when the app starts (a repeated operationId stops the start)
+    /// (vela/web/openapi.hpp). Before run().
     App& openapi(openapi::Info info = {});
     /// Serves Swagger UI at `path` for the document at options.spec_url (/openapi.json; see
     /// vela/web/openapi_ui.hpp). Before run(). Throws std::runtime_error (one line saying what
     /// to run) when the Swagger UI files are missing.
     App& openapi_ui(std::string_view path = "/docs", OpenApiUiOptions options = {});
-
-    /// Makes the routes and middleware final (as start() does) and returns the handler the
-    /// server calls for each request (vela::testing::Client calls it without a server).
-    HttpHandler& handler();
 
     /// Serves metrics in the Prometheus text format at options.path (GET; vela/web/metrics.hpp
     /// lists them): requests per route, latency histograms, bytes, connections, loop lag,
@@ -404,17 +405,18 @@ class App {
     bool stop_requested_ = false;  // under server_mu_
     bool frozen_ = false;
     ErrorPages error_pages_;
-    std::unique_ptr<detail::AppMetrics> metrics_;  // metrics or the watchdog is on
-    bool observed_ = false;                        // requests go through dispatch_observed
-    std::optional<Health> health_;                 // health() / ready_check()
-    bool health_routed_ = false;
     // The applied configuration, the user sections read from it, and server.threads.
     const Config& claim_section(std::string_view section);
     void check_sections() const;
     std::unique_ptr<Config> config_;
     std::vector<std::string> claimed_;
     unsigned threads_ = 0;
-    std::deque<openapi::RouteDoc> route_docs_;  // per route, in registration order
+    std::optional<Health> health_;  // health() / ready_check()
+    bool health_routed_ = false;
+    std::unique_ptr<detail::AppMetrics> metrics_;  // metrics or the watchdog is on
+    bool observed_ = false;                        // requests go through dispatch_observed
+    std::deque<openapi::RouteDoc> route_docs_;     // per route, in registration order
+    std::function<void()> openapi_build_;          // openapi(): builds the document at prepare()
 };
 
 template <class F>
