@@ -72,8 +72,8 @@ void EpollBackend::do_read(IoHandle& h) {
             n = -errno;
         } else if (n > 0) {
             b.commit(static_cast<std::size_t>(n));
-            if (h.counters) [[unlikely]]
-                h.counters->read.add(static_cast<std::uint64_t>(n));
+            if (h.count_bytes) [[unlikely]]
+                byte_counters_->read.add(static_cast<std::uint64_t>(n));
         }
         if (!h.sink->on_read(n)) return;
         if (n <= 0 || (static_cast<std::size_t>(n) < room && !h.peer_closed))
@@ -103,8 +103,8 @@ void EpollBackend::do_read(IoHandle& h) {
         return 0;
     }
     h.write_wanted = static_cast<std::size_t>(n) < total;
-    if (h.counters) [[unlikely]]
-        h.counters->written.add(static_cast<std::uint64_t>(n));
+    if (h.count_bytes) [[unlikely]]
+        byte_counters_->written.add(static_cast<std::uint64_t>(n));
     return n;
 }
 
@@ -129,8 +129,8 @@ ssize_t EpollBackend::send_file(IoHandle& h, int file_fd, std::uint64_t offset, 
     }
     if (n == 0 && count > 0) return -ENODATA;  // the file ended before `count` bytes
     h.write_wanted = static_cast<std::size_t>(n) < count;
-    if (h.counters) [[unlikely]]
-        h.counters->written.add(static_cast<std::uint64_t>(n));
+    if (h.count_bytes) [[unlikely]]
+        byte_counters_->written.add(static_cast<std::uint64_t>(n));
     return n;
 }
 

@@ -28,8 +28,8 @@ class EpollBackend final : public IoBackend {
     void poll(int timeout_ms, IoSink& woke) override;
 
   private:
-    static void do_read(IoHandle& h);
-    static ssize_t write_flags(IoHandle& h, const iovec* iov, int iovcnt, int flags);
+    void do_read(IoHandle& h);
+    ssize_t write_flags(IoHandle& h, const iovec* iov, int iovcnt, int flags);
     static void do_accept(IoHandle& h);
 
     int epfd_;

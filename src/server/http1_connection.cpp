@@ -32,7 +32,7 @@ Http1Connection::Http1Connection(ServerWorker& worker, int fd, std::unique_ptr<t
         handshaking_ = true;
     }
     io_.kind = IoHandle::stream;
-    io_.counters = driver_byte_counters();
+    io_.count_bytes = driver_counts_bytes();
     timer_.fire = &Http1Connection::timer_fired;
     timer_.owner = this;
 }

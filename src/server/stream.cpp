@@ -454,13 +454,14 @@ Response sse(const Request& req, std::function<Task<void>(SseStream&)> fn, SseOp
     auto producer = [fn = std::move(fn), last_id = std::move(last_id),
                      first = std::move(first)](BodyWriter& w) -> Task<void> {
         // Counted open while the producer runs (metrics on; the frame may also end destroyed).
+        // No member: the statistics are this loop's thread's, found again at the end, so the
+        // frame of every idle stream stays as small as before (SseMemory checks it).
         struct Open {
-            LoopStats* stats = detail::current_loop_stats();
             Open() {
-                if (stats) stats->sse_streams.add();
+                if (LoopStats* stats = detail::current_loop_stats()) stats->sse_streams.add();
             }
             ~Open() {
-                if (stats) stats->sse_streams.sub();
+                if (LoopStats* stats = detail::current_loop_stats()) stats->sse_streams.sub();
             }
             Open(const Open&) = delete;
             Open& operator=(const Open&) = delete;

@@ -53,6 +53,9 @@ void ServerWorker::run() {
     });
     if (options_.on_loop_start) {
         stats_ = options_.on_loop_start(index_, loop_);
+        // Kept after the run: a connection closed later may still count its last bytes (the
+        // statistics outlive the server, see ServerOptions::on_loop_start).
+        if (stats_) loop_.io().set_byte_counters(&stats_->io);
     }
     detail::set_current_loop_stats(stats_);
     loop_.run();

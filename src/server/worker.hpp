@@ -40,11 +40,9 @@ class Connection : public tls::StreamOwner {
     Connection* next = nullptr;
 };
 
-/// Where this thread's server loop counts connection bytes (nullptr: metrics off).
-inline IoCounters* driver_byte_counters() noexcept {
-    LoopStats* s = current_loop_stats();
-    return s ? &s->io : nullptr;
-}
+/// True when this thread's server loop counts connection bytes (metrics on; the worker gave
+/// the loop's backend its counters).
+inline bool driver_counts_bytes() noexcept { return current_loop_stats() != nullptr; }
 
 /// Points a driver's socket handle at `fd` (through the TLS transform when there is one) and
 /// its timer at `fire(owner)`.
@@ -53,7 +51,7 @@ inline void attach(IoHandle& io, TimerWheel::Entry& timer, int fd, tls::Stream* 
     io.fd = fd;
     io.sink = tls ? static_cast<IoSink*>(tls) : &driver;
     io.kind = IoHandle::stream;
-    io.counters = driver_byte_counters();
+    io.count_bytes = driver_counts_bytes();
     timer.fire = fire;
     timer.owner = owner;
     if (tls) tls->bind(io, driver);

@@ -292,7 +292,8 @@ std::string AppMetrics::render() const {
         w.family("vela_http_requests_total",
                  "HTTP requests answered, by route template, method and status.", "counter");
         for (std::size_t r = 0; r < n_routes; ++r) {
-            const std::string_view route = r < labels_.size() ? labels_[r] : "unmatched";
+            const std::string_view route =
+                r < labels_.size() ? std::string_view(labels_[r]) : std::string_view("unmatched");
             // Sum each (method, status) over loops; a loop may have filled its entries in
             // another order.
             std::vector<std::pair<std::uint32_t, std::uint64_t>> sums;
@@ -338,7 +339,8 @@ std::string AppMetrics::render() const {
                 sum_ns += s.sum_ns.get();
             }
             if (total == 0) continue;
-            const std::string_view route = r < labels_.size() ? labels_[r] : "unmatched";
+            const std::string_view route =
+                r < labels_.size() ? std::string_view(labels_[r]) : std::string_view("unmatched");
             w.histogram("vela_http_request_duration_seconds", {{"route", route}}, kLatencyBuckets,
                         counts, kLatencyBucketCount, static_cast<double>(sum_ns) / 1e9);
         }

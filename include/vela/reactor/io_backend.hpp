@@ -81,9 +81,10 @@ struct IoHandle {
     /// stream: also report the peer's FIN as on_read(0) while reading is stopped (set by the
     /// owner; a hang-up or error is always reported).
     bool report_fin = false;
-    /// stream: when set (by the owner; metrics), the bytes read and written through it are
-    /// added there (on the loop's thread).
-    IoCounters* counters = nullptr;
+    /// stream: add the bytes read and written through it to the backend's byte_counters
+    /// (set by the owner, only while the backend has them; metrics). A flag rather than a
+    /// pointer: every connection carries a handle, and this byte fits its padding.
+    bool count_bytes = false;
 };
 
 /// Performs operations on IoHandles for one Loop (see above; epoll implements it).
@@ -91,6 +92,11 @@ class IoBackend {
   public:
     /// Virtual, as every backend is a derived class.
     virtual ~IoBackend() = default;
+    /// Where handles with count_bytes add their bytes (nullptr: none may ask); set on the
+    /// loop's thread before such handles are added (metrics).
+    void set_byte_counters(IoCounters* c) noexcept { byte_counters_ = c; }
+    /// The byte counters set above.
+    IoCounters* byte_counters() const noexcept { return byte_counters_; }
     /// Starts watching `h` (stream: reads and writes; listener: accepts; notify, await_write:
     /// on_ready).
     virtual void add(IoHandle& h) = 0;
@@ -117,6 +123,9 @@ class IoBackend {
     /// completions that are due. The loop reads its clock in `woke`: completions after a long
     /// wait must not see the time at which it began.
     virtual void poll(int timeout_ms, IoSink& woke) = 0;
+
+  protected:
+    IoCounters* byte_counters_ = nullptr;  // see set_byte_counters()
 };
 
 }  // namespace vela
