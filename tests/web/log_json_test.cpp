@@ -70,7 +70,7 @@ json::Value parse_line(const std::string& line) {
     }
 }
 
-const std::string kHostile = std::string("q\"uote \\back\nnew\rret\ttab \x01\x1f\x7f end", 35);
+const std::string kHostile = "q\"uote \\back\nnew\rret\ttab \x01\x1f\x7f end";
 
 TEST(LogJson, OneObjectPerLineWithTimeLevelLoggerMessage) {
     Capture cap(log::Format::json);
