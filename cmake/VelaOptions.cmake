@@ -16,6 +16,10 @@ endfunction()
 
 if(VELA_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  # clang 14 cannot assemble -fsanitize=function's prologue data for coroutines (see below).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    add_compile_options(-fno-sanitize=function)
+  endif()
   add_link_options(-fsanitize=address,undefined)
 elseif(VELA_SANITIZE STREQUAL "thread")
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)

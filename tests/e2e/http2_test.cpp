@@ -50,7 +50,7 @@ constexpr int kNoError = 0;
 constexpr int kProtocolError = 1;
 constexpr int kInternalError = 2;
 constexpr int kFlowControlError = 3;
-constexpr int kRefusedStream = 7;
+constexpr int kFrameSizeError = 6;
 constexpr int kCancel = 8;
 constexpr int kEnhanceYourCalm = 11;
 
@@ -702,6 +702,40 @@ TEST_F(Http2E2e, MalformedHeaderBlocksAreRstProtocolError) {
         EXPECT_EQ(p.get("second_status"), "200") << kind << "\n" << p.out;
     }
     EXPECT_EQ(invocations.load(), 0);
+    expect_sound();
+}
+
+// RFC 9113 5.3.2 deprecates the RFC 7540 priority scheme, yet PRIORITY frames are still
+// parsed: they may name idle and closed streams (and HEADERS may carry a priority that
+// depends on a closed stream) without harm, while 6.3 makes a PRIORITY frame on stream 0 a
+// connection error PROTOCOL_ERROR and one of another length than 5 FRAME_SIZE_ERROR, and 5.3.1
+// forbids a stream depending on itself (nghttp2 ends the connection, which 5.4.1 allows).
+// They cost the server work without a request, so they also count against
+// max_control_frames. (SETTINGS_NO_RFC7540_PRIORITIES = 1 would make nghttp2 1.52 skip all but
+// the length check: this test is what keeps them.)
+TEST_F(Http2E2e, PriorityFramesAreParsedCheckedAndCounted) {
+    REQUIRE_PROBE();
+    start();
+    Probe valid = probe(port, "priority valid");
+    for (const char* k : {"status1", "status3", "status5", "second_status"})
+        EXPECT_EQ(valid.get(k), "200") << k << "\n" << valid.out;
+    EXPECT_EQ(valid.get("goaway"), "none") << valid.out;
+
+    Probe zero = probe(port, "priority stream0");
+    EXPECT_EQ(zero.get("goaway"), std::to_string(kProtocolError)) << zero.out;
+    EXPECT_EQ(zero.get("closed"), "1") << zero.out;
+
+    Probe self = probe(port, "priority self");
+    const std::string pe = std::to_string(kProtocolError);
+    EXPECT_TRUE(self.get("rst") == pe || self.get("goaway") == pe) << self.out;
+
+    Probe badlen = probe(port, "priority badlen");
+    const std::string fse = std::to_string(kFrameSizeError);
+    EXPECT_TRUE(badlen.get("rst") == fse || badlen.get("goaway") == fse) << badlen.out;
+
+    Probe flood = probe(port, "priority flood 20000");
+    EXPECT_EQ(flood.get("goaway"), std::to_string(kEnhanceYourCalm)) << flood.out;
+    EXPECT_EQ(flood.get("closed"), "1") << flood.out;
     expect_sound();
 }
 
