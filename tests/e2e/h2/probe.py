@@ -474,6 +474,48 @@ def main():
         c.pump(lambda: 1 in c.rst or c.goaway is not None, timeout=3)
         print(f"rst={c.rst.get(1, 'none')}")
         c.finish(wait=0.5)
+    elif scenario == "priority":  # priority valid|stream0|self|badlen|flood N
+        # RFC 9113 5.3.2 deprecates RFC 7540 priorities, but PRIORITY frames are still parsed
+        # and checked (6.3: stream 0 is PROTOCOL_ERROR, a length other than 5 FRAME_SIZE_ERROR;
+        # 5.3.1: a stream cannot depend on itself) and may arrive for any stream state.
+        def pri(sid, dep, weight=15):
+            return frame(PRIORITY, 0, sid, struct.pack(">IB", dep, weight))
+        c.handshake()
+        kind = args[0]
+        if kind == "valid":
+            # Idle streams 5 and 7 get priorities before they exist; stream 3's HEADERS
+            # carries a priority depending on stream 1, closed by then; stream 1 is
+            # reprioritized after it closed; stream 5 then opens as a request.
+            c.send(pri(5, 0) + pri(7, 5, 200))
+            c.send_headers(1, request_block(b"GET", b"/hello"))
+            c.pump(lambda: 1 in c.ended)
+            c.send(frame(HEADERS, END_STREAM | END_HEADERS | 0x20, 3,
+                         struct.pack(">IB", 1, 200) + request_block(b"GET", b"/hello")))
+            c.pump(lambda: 3 in c.ended)
+            c.send(pri(1, 3))
+            c.send_headers(5, request_block(b"GET", b"/hello"))
+            c.pump(lambda: 5 in c.ended)
+            for sid in (1, 3, 5):
+                print(f"status{sid}={c.status(sid)}")
+            c.second_request(9)
+            c.finish(wait=0.2)
+        elif kind == "stream0":
+            c.send(pri(0, 3))
+            c.finish()
+        elif kind == "self":
+            c.send_headers(1, request_block(b"POST", b"/echo"), end_stream=False)
+            c.send(pri(1, 1))
+            c.pump(lambda: 1 in c.rst or c.goaway is not None, timeout=3)
+            print(f"rst={c.rst.get(1, 'none')}")
+            c.finish(wait=0.5)
+        elif kind == "badlen":
+            c.send(frame(PRIORITY, 0, 5, b"\0\0\0\0"))
+            c.pump(lambda: 5 in c.rst or c.goaway is not None, timeout=3)
+            print(f"rst={c.rst.get(5, 'none')}")
+            c.finish(wait=0.5)
+        else:  # flood N: PRIORITY frames for idle streams, never a request
+            blast(c, [pri(1 + 2 * i, 0) for i in range(int(args[1]))], 5)
+            c.finish()
     elif scenario == "preface":  # preface bad|nosettings
         if args[0] == "bad":
             c.send(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n" + settings_frame([]))
