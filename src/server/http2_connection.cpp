@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
+#include <utility>
 
 #include "vela/base/ascii.hpp"
 #include "vela/base/log.hpp"
@@ -210,37 +212,41 @@ ssize_t cb_read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::siz
 // nghttp2 allocates and frees a dozen small blocks per request (stream, frames, header copies).
 // Its allocator hook gets per-thread free lists by size class instead of malloc: a session
 // lives on one loop thread, and a block freed on another thread (at shutdown) simply joins
-// that thread's lists.
+// that thread's lists. A free block links to the next through its own header, so taking and
+// giving back are a few instructions each.
 class BlockPool {
   public:
     static constexpr std::size_t kClasses = 8;  // 64 B .. 8 KiB, powers of two
     static constexpr std::size_t kMaxFree = 512;
     ~BlockPool() {
-        for (auto& list : free_)
-            for (void* b : list) std::free(b);
+        for (Head* h : free_)
+            while (h) std::free(std::exchange(h, h->next));
     }
     void* get(std::size_t size) {
         const std::size_t need = size + kHeader;
-        std::size_t cls = 0;
-        while (cls < kClasses && (std::size_t{64} << cls) < need) ++cls;
-        void* block;
-        if (cls < kClasses && !free_[cls].empty()) {
-            block = free_[cls].back();
-            free_[cls].pop_back();
+        // The smallest class (64 << cls bytes) that holds `need`; kClasses and up: malloc.
+        const std::size_t cls =
+            need <= 64 ? 0 : static_cast<std::size_t>(std::bit_width(need - 1)) - 6;
+        Head* h;
+        if (cls < kClasses && free_[cls]) {
+            h = free_[cls];
+            free_[cls] = h->next;
+            --count_[cls];
         } else {
-            block = std::malloc(cls < kClasses ? std::size_t{64} << cls : need);
-            if (!block) return nullptr;
+            h = static_cast<Head*>(std::malloc(cls < kClasses ? std::size_t{64} << cls : need));
+            if (!h) return nullptr;
         }
-        auto* h = static_cast<Head*>(block);
         h->cls = cls;
         h->size = size;
-        return static_cast<char*>(block) + kHeader;
+        return reinterpret_cast<char*>(h) + kHeader;
     }
     void put(void* p) {
         if (!p) return;
-        auto* h = head(p);
-        if (h->cls < kClasses && free_[h->cls].size() < kMaxFree) {
-            free_[h->cls].push_back(h);
+        Head* h = head(p);
+        if (h->cls < kClasses && count_[h->cls] < kMaxFree) {
+            h->next = free_[h->cls];
+            free_[h->cls] = h;
+            ++count_[h->cls];
         } else {
             std::free(h);
         }
@@ -262,11 +268,16 @@ class BlockPool {
   private:
     struct Head {
         std::size_t cls;
-        std::size_t size;
+        union {
+            std::size_t size;  // in use: the size asked for
+            Head* next;        // free: the next free block of its class
+        };
     };
     static constexpr std::size_t kHeader = 16;  // keeps blocks 16-byte aligned, as malloc's
+    static_assert(sizeof(Head) <= kHeader);
     static Head* head(void* p) { return reinterpret_cast<Head*>(static_cast<char*>(p) - kHeader); }
-    std::vector<void*> free_[kClasses];
+    Head* free_[kClasses] = {};
+    std::size_t count_[kClasses] = {};
 };
 
 BlockPool& block_pool() {
@@ -315,6 +326,10 @@ nghttp2_option* session_options() {
         nghttp2_option_set_max_settings(o, 32);
         // Rapid reset (CVE-2023-44487): at most a burst of 1000 resets, then 33 per second.
         nghttp2_option_set_stream_reset_rate_limit(o, 1000, 33);
+        // Closed streams are kept only to place later PRIORITY frames in the RFC 7540
+        // dependency tree; without them the tree is still kept for open streams, and PRIORITY
+        // frames are still parsed and checked (stream 0, self-dependency, length).
+        nghttp2_option_set_no_closed_streams(o, 1);
         return o;
     }();
     return opt;
@@ -632,7 +647,12 @@ int Http2Connection::on_frame(std::uint8_t type, std::uint8_t flags, std::int32_
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
     if ((type == NGHTTP2_DATA || type == NGHTTP2_HEADERS) && (flags & NGHTTP2_FLAG_END_STREAM)) {
-        auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+        // A request without a body ends with its header block: that is the stream
+        // on_begin_headers opened (no lookup in nghttp2's stream map).
+        H2Stream* s =
+            receiving_ && receiving_->id == id
+                ? receiving_
+                : static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
         if (s && !s->request_done) {
             s->request_done = true;
             if (!s->responding) {
