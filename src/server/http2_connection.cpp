@@ -50,6 +50,7 @@ struct H2Stream final : ResponseSink {
     bool file_in_head = true;
     std::string piece;
     std::size_t piece_off = 0;
+    std::string out_head;  // the response's field names (lowered) and values, kept for nghttp2
     std::uint64_t stalled_since = 0;  // when the response last could not move (0: it moves)
     bool producer_wait = false;       // a coroutine producer has nothing yet (not a stall)
     std::uint64_t opened_ms = 0;
@@ -103,6 +104,8 @@ struct H2Stream final : ResponseSink {
         file_in_head = true;
         std::string().swap(piece);
         piece_off = 0;
+        if (out_head.capacity() > kKeep) std::string().swap(out_head);
+        out_head.clear();
         stalled_since = opened_ms = 0;
         producer_wait = false;
         work = {};
@@ -819,9 +822,7 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     }
     const int status = wire_status(r.status());
     const bool has_body = status_has_body(status);
-    thread_local std::string names;
     thread_local std::vector<nghttp2_nv> nv;
-    names.clear();
     nv.clear();
     char status_text[4] = {char('0' + status / 100), char('0' + status / 10 % 10),
                            char('0' + status % 10), 0};
@@ -830,10 +831,16 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
         std::to_chars(length_text.data(), length_text.data() + length_text.size(),
                       file ? file->length() : r.body().size());
     (void)ec;
-    // Names are lowered into `names` first; the nv entries point into it once it is complete.
+    // nghttp2 copies each name and value it is not told it may keep (and lower-cases the
+    // names). Kept: the literals, the static content types, the loop's date buffer (rewritten
+    // in place once a second, always 29 bytes), and the handler's fields, whose names are
+    // lowered into the stream's `out_head` with their values: it lives until the stream is
+    // freed, after its HEADERS frame went out or was dropped with the stream. The status and
+    // the length (a few bytes on this stack) are copied.
+    std::string& out = s.out_head;
+    out.clear();
     struct Span {
-        std::size_t name, name_len;
-        std::string_view value;
+        std::size_t name, name_len, value_len;
     };
     thread_local std::vector<Span> spans;
     spans.clear();
@@ -846,29 +853,35 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
         if (colon == std::string_view::npos) continue;
         std::string_view value = line.substr(colon + 1);
         while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-        const std::size_t off = names.size();
-        for (char c : line.substr(0, colon)) names.push_back(ascii::lower(c));
-        if (connection_specific(std::string_view(names).substr(off))) {
-            names.resize(off);
+        const std::size_t off = out.size();
+        for (char c : line.substr(0, colon)) out.push_back(ascii::lower(c));
+        if (connection_specific(std::string_view(out).substr(off))) {
+            out.resize(off);
             continue;
         }
-        spans.push_back({off, colon, value});
+        out.append(value);
+        spans.push_back({off, colon, value.size()});
     }
-    auto add = [](std::string_view n, std::string_view v) {
+    constexpr std::uint8_t kKeepName = NGHTTP2_NV_FLAG_NO_COPY_NAME;
+    constexpr std::uint8_t kKeepBoth = NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE;
+    auto add = [](std::string_view n, std::string_view v, std::uint8_t flags) {
         nv.push_back({reinterpret_cast<std::uint8_t*>(const_cast<char*>(n.data())),
                       reinterpret_cast<std::uint8_t*>(const_cast<char*>(v.data())), n.size(),
-                      v.size(), NGHTTP2_NV_FLAG_NONE});
+                      v.size(), flags});
     };
-    add(":status", std::string_view(status_text, 3));
-    add("server", "vela");
-    add("date", loop_.http_date());
-    if (!r.builtin_content_type().empty()) add("content-type", r.builtin_content_type());
+    add(":status", std::string_view(status_text, 3), kKeepName);
+    add("server", "vela", kKeepBoth);
+    add("date", loop_.http_date(), kKeepBoth);
+    if (!r.builtin_content_type().empty()) add("content-type", r.builtin_content_type(), kKeepBoth);
+    const std::string_view kept = out;  // complete: its bytes no longer move
     for (const Span& sp : spans)
-        add(std::string_view(names).substr(sp.name, sp.name_len), sp.value);
+        add(kept.substr(sp.name, sp.name_len), kept.substr(sp.name + sp.name_len, sp.value_len),
+            kKeepBoth);
     if (has_body && !streamed)
         add("content-length",
             std::string_view(length_text.data(),
-                             static_cast<std::size_t>(length_end - length_text.data())));
+                             static_cast<std::size_t>(length_end - length_text.data())),
+            kKeepName);
 
     nghttp2_data_provider prd;
     prd.source.ptr = &s;
