@@ -51,6 +51,7 @@ struct PoolGauges {
 struct WatchSlot {
     std::atomic<std::uint64_t> since_ns{0};
     std::atomic<std::uint64_t> what{0};
+    std::uint64_t reported = 0;  // the since_ns last logged; the watchdog thread's alone
 };
 
 /// One loop's block (see above).
