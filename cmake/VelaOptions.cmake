@@ -19,6 +19,11 @@ if(VELA_SANITIZE STREQUAL "address")
   # clang 14 cannot assemble -fsanitize=function's prologue data for coroutines (see below).
   if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     add_compile_options(-fno-sanitize=function)
+    # With VELA_BUILD_FUZZ the libraries also carry libFuzzer's coverage, so the fuzz targets
+    # build in the same tree as the ASan tests (CI compiles the library once for both).
+    if(VELA_BUILD_FUZZ)
+      set(VELA_LIBRARY_COVERAGE -fsanitize=fuzzer-no-link)
+    endif()
   endif()
   add_link_options(-fsanitize=address,undefined)
 elseif(VELA_SANITIZE STREQUAL "thread")
@@ -72,6 +77,9 @@ function(vela_module name)
   target_link_libraries(vela_${name} PUBLIC ${M_PUBLIC} PRIVATE ${M_PRIVATE})
   target_compile_features(vela_${name} PUBLIC cxx_std_20)
   vela_set_options(vela_${name})
+  if(VELA_LIBRARY_COVERAGE)
+    target_compile_options(vela_${name} PRIVATE ${VELA_LIBRARY_COVERAGE})
+  endif()
 endfunction()
 
 # The external libraries vela's public headers use: a program using vela links them itself.
