@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "e2e/client.hpp"
+#include "e2e/process.hpp"
 #include "vela/web/access_log.hpp"
 #include "vela/web/request_id.hpp"
 
@@ -34,27 +35,6 @@ namespace vela::e2e {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Ran {
-    int status = -1;
-    std::string out;
-};
-
-Ran run(const std::string& cmd) {
-    Ran r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[16 * 1024];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-bool have(const std::string& tool) {
-    return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
-}
 
 #define REQUIRE_CURL() \
     if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)"
@@ -141,7 +121,8 @@ class AccessLogE2e : public ::testing::Test {
 
     // curl's response head (-D -); the body goes to /dev/null.
     std::string curl(const std::string& args, std::string_view path) {
-        Ran r = run("timeout 20 curl -sS -o /dev/null -D - " + args + " '" + url(path) + "' 2>&1");
+        Ran r = run_command("timeout 20 curl -sS -o /dev/null -D - " + args + " '" + url(path) +
+                            "' 2>&1");
         EXPECT_EQ(r.status, 0) << r.out;
         return r.out;
     }
@@ -235,7 +216,7 @@ TEST_F(AccessLogE2e, JsonLinesAreValidJson) {
     EXPECT_GE(std::stoll(l[2].substr(at + 13)), 25'000) << l[2];  // the handler slept 30 ms
     EXPECT_NE(l[3].find(R"("user_agent":"caf\u00c3\u00a9")"), std::string::npos) << l[3];
 
-    const Ran py = run(
+    const Ran py = run_command(
         "/usr/bin/python3 -c 'import json,sys\n"
         "for l in open(sys.argv[1]):\n"
         "    o = json.loads(l)\n"
@@ -250,8 +231,7 @@ TEST_F(AccessLogE2e, JsonLinesAreValidJson) {
 
 TEST_F(AccessLogE2e, Http2RequestsAreLogged) {
     REQUIRE_CURL();
-    if (std::system("curl --version 2>/dev/null | grep -q HTTP2") != 0)
-        GTEST_SKIP() << "curl without HTTP/2";
+    if (!have_curl_h2()) GTEST_SKIP() << "curl without HTTP/2";
     start({.format = AccessLogFormat::combined});
     const std::string h = curl("--http2-prior-knowledge -H 'X-Request-Id: h2-id'", "/hello");
     EXPECT_EQ(head_value(h, "x-request-id"), "h2-id") << h;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "sound.hpp"
 #include "vela/vela.hpp"
 
@@ -132,13 +133,9 @@ TEST_F(BodyStreamE2e, ChunkedUploadThroughCurl) {
         "head -c 50000000 /dev/zero | timeout 60 curl -s -T - -H 'Expect:' "
         "http://127.0.0.1:" +
         std::to_string(app_.port()) + "/upload";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    char buf[256] = {};
-    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, p);
-    const int status = ::pclose(p);
-    EXPECT_EQ(WEXITSTATUS(status), 0);
-    EXPECT_EQ(std::string(buf, n), "50000000 0") << "curl status " << status;
+    const Ran r = run_command(cmd);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "50000000 0") << "curl status " << r.status;
 }
 
 TEST_F(BodyStreamE2e, ChunkedPiecesAndPipelinedNextRequest) {
@@ -265,12 +262,7 @@ TEST_F(BodyStreamE2e, OverHttp2TheBodyIsBuffered) {
         "head -c 30000 /dev/zero | timeout 20 curl -s --http2-prior-knowledge "
         "-T - http://127.0.0.1:" +
         std::to_string(app_.port()) + "/upload";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    char buf[256] = {};
-    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, p);
-    ::pclose(p);
-    EXPECT_EQ(std::string(buf, n), "30000 0");
+    EXPECT_EQ(run_command(cmd).out, "30000 0");
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "sound.hpp"
 #include "tls/certs.hpp"
 #include "vela/vela.hpp"
@@ -78,24 +79,6 @@ std::string read_file(const std::string& path) {
     return s.str();
 }
 
-struct Ran {
-    int status = -1;  // exit status; -1 when killed or not run
-    std::string out;  // stdout, binary-safe
-};
-
-// Runs a shell command and collects its standard output.
-Ran run(const std::string& cmd) {
-    Ran r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[64 * 1024];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
 std::string decoder_cmd(Coding c) {
     switch (c) {
         case Coding::gzip:
@@ -127,7 +110,7 @@ std::string encoder_cmd(Coding c) {
 std::optional<std::string> cli_decode(TempDir& tmp, Coding c, std::string_view bytes) {
     const std::string in = tmp.fresh("body");
     write_file(in, bytes);
-    Ran r = run("timeout 20 " + decoder_cmd(c) + " '" + in + "' 2>&1 >'" + in + ".out'");
+    Ran r = run_command("timeout 20 " + decoder_cmd(c) + " '" + in + "' 2>&1 >'" + in + ".out'");
     if (r.status != 0) {
         ADD_FAILURE() << decoder_cmd(c) << " failed (" << r.status << "): " << r.out;
         return std::nullopt;
@@ -140,13 +123,10 @@ std::string cli_encode(TempDir& tmp, Coding c, std::string_view plain,
                        std::string_view extra = {}) {
     const std::string in = tmp.fresh("plain");
     write_file(in, plain);
-    Ran r = run("timeout 60 " + encoder_cmd(c) + " " + std::string(extra) + " '" + in + "'");
+    Ran r =
+        run_command("timeout 60 " + encoder_cmd(c) + " " + std::string(extra) + " '" + in + "'");
     if (r.status != 0) throw std::runtime_error(encoder_cmd(c) + " failed");
     return r.out;
-}
-
-bool have(const std::string& tool) {
-    return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
 }
 
 #define REQUIRE_TOOLS()                                                                       \
@@ -934,8 +914,8 @@ struct CurlReply {
 
 CurlReply curl(TempDir& tmp, const std::string& args, const std::string& url) {
     const std::string head = tmp.fresh("head"), body = tmp.fresh("body");
-    Ran r = run("timeout 20 curl -sS " + args + " -D '" + head + "' -o '" + body +
-                "' -w '%{http_version}' '" + url + "' 2>&1");
+    Ran r = run_command("timeout 20 curl -sS " + args + " -D '" + head + "' -o '" + body +
+                        "' -w '%{http_version}' '" + url + "' 2>&1");
     CurlReply c;
     c.exit = r.status;
     c.version = r.out;
@@ -965,8 +945,7 @@ std::string curl_header(const std::string& head, std::string_view name) {
 
 TEST_F(CompressionProtocols, Http2AndTlsGiveTheSameDecodableResult) {
     REQUIRE_TOOLS();
-    if (std::system("curl --version 2>/dev/null | grep -q HTTP2") != 0)
-        GTEST_SKIP() << "curl without HTTP/2";
+    if (!have_curl_h2()) GTEST_SKIP() << "curl without HTTP/2";
     start({}, /*with_tls=*/true);
     const std::string h2c = "http://127.0.0.1:" + std::to_string(app.port(0));
     const std::string tls = "https://127.0.0.1:" + std::to_string(app.port(1));
@@ -1141,8 +1120,8 @@ TEST_F(RequestDecompression, CorruptBodiesGet400) {
 TEST_F(RequestDecompression, DecompressionBombIsStoppedQuicklyWith413) {
     REQUIRE_TOOLS();
     start({.max_size = 1024 * 1024});
-    const std::string zeros_gz = run("head -c 104857600 /dev/zero | gzip -c").out;
-    const std::string zeros_zst = run("head -c 104857600 /dev/zero | zstd -q -c").out;
+    const std::string zeros_gz = run_command("head -c 104857600 /dev/zero | gzip -c").out;
+    const std::string zeros_zst = run_command("head -c 104857600 /dev/zero | zstd -q -c").out;
     ASSERT_GT(zeros_gz.size(), 50u * 1024);
     ASSERT_LT(zeros_gz.size(), 200u * 1024);
     ASSERT_GT(zeros_zst.size(), 0u);

@@ -28,8 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool have_curl() { return std::system("command -v curl >/dev/null 2>&1") == 0; }
-
 // One line of a Netscape cookie jar as curl writes it (-c).
 struct JarEntry {
     std::string domain;
@@ -166,7 +164,7 @@ class CookieE2E : public ::testing::Test {
 };
 
 TEST_F(CookieE2E, CurlStoresTheAttributesItParsed) {
-    if (!have_curl()) GTEST_SKIP() << "needs curl (Debian package curl)";
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     const Ran set = curl("-c '" + jar + "' '" + url("/set") + "'");
     ASSERT_EQ(set.status, 0) << set.out;
     EXPECT_EQ(set.out, "set");
@@ -207,7 +205,7 @@ TEST_F(CookieE2E, CurlStoresTheAttributesItParsed) {
 }
 
 TEST_F(CookieE2E, CurlSendsThemBackAndTheyVerify) {
-    if (!have_curl()) GTEST_SKIP() << "needs curl (Debian package curl)";
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     ASSERT_EQ(curl("-c '" + jar + "' '" + url("/set") + "'").status, 0);
     const Ran read = curl("-b '" + jar + "' '" + url("/read") + "'");
     ASSERT_EQ(read.status, 0) << read.out;
@@ -222,7 +220,7 @@ TEST_F(CookieE2E, CurlSendsThemBackAndTheyVerify) {
 }
 
 TEST_F(CookieE2E, CurlForgetsAClearedCookie) {
-    if (!have_curl()) GTEST_SKIP() << "needs curl (Debian package curl)";
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     ASSERT_EQ(curl("-c '" + jar + "' '" + url("/set") + "'").status, 0);
     ASSERT_NE(find(read_jar(jar), "theme"), nullptr);
     ASSERT_EQ(curl("-b '" + jar + "' -c '" + jar + "' '" + url("/clear") + "'").status, 0);

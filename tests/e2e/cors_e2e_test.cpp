@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "tls/certs.hpp"
 #include "vela/testing/client.hpp"
 #include "vela/vela.hpp"
@@ -221,21 +222,12 @@ struct CurlHead {
 };
 
 CurlHead curl_head(const std::string& args) {
-    CurlHead c;
-    FILE* p = ::popen(("timeout 20 curl -sS -o /dev/null -D - " + args + " 2>&1").c_str(), "r");
-    if (!p) return c;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) c.head.append(buf, n);
-    const int st = ::pclose(p);
-    c.exit = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return c;
+    Ran r = run_command("timeout 20 curl -sS -o /dev/null -D - " + args + " 2>&1");
+    return {r.status, std::move(r.out)};
 }
 
-bool have_curl() { return std::system("command -v curl >/dev/null 2>&1") == 0; }
-
 TEST_F(CorsE2E, CurlPreflightAndRequest) {
-    if (!have_curl()) GTEST_SKIP() << "needs curl (Debian package curl)";
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     const std::string url = "http://127.0.0.1:" + std::to_string(app.port()) + "/items";
     CurlHead pre = curl_head(
         "-X OPTIONS -H 'Origin: https://app.example' "
@@ -265,8 +257,7 @@ TEST_F(CorsE2E, CurlPreflightAndRequest) {
 }
 
 TEST(CorsHttp2E2E, PreflightAndRequestOverHttp2) {
-    if (!have_curl() || std::system("curl --version 2>/dev/null | grep -q HTTP2") != 0)
-        GTEST_SKIP() << "needs curl with HTTP/2";
+    if (!have("curl") || !have_curl_h2()) GTEST_SKIP() << "needs curl with HTTP/2";
     App app;
     quick_options(app.options());
     app.use(cors({.origins = {std::string(kApp)}, .credentials = true}));

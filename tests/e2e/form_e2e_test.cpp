@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "e2e/client.hpp"
+#include "e2e/process.hpp"
 
 namespace form_e2e {
 
@@ -41,25 +42,6 @@ struct Page {
     int offset = 0;
 };
 VELA_REFLECT(Page, limit, offset)
-
-struct Ran {
-    int status = -1;
-    std::string out;
-};
-
-Ran run(const std::string& cmd) {
-    Ran r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[16 * 1024];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-bool have_curl() { return std::system("command -v curl >/dev/null 2>&1") == 0; }
 
 // A shell word: 'text' with each ' written as '\''.
 std::string quote(std::string_view s) {
@@ -95,8 +77,8 @@ class FormE2e : public ::testing::Test {
 
     // Runs curl with `args` against `path`; the output ends with "\n<status>".
     std::pair<int, std::string> curl(const std::string& args, const std::string& path) {
-        const Ran r = run("timeout 20 curl -sS --max-time 10 -w '\\n%{http_code}' " + args + " " +
-                          quote(base + path) + " 2>&1");
+        const Ran r = run_command("timeout 20 curl -sS --max-time 10 -w '\\n%{http_code}' " + args +
+                                  " " + quote(base + path) + " 2>&1");
         EXPECT_EQ(r.status, 0) << r.out;
         const std::size_t nl = r.out.rfind('\n');
         if (nl == std::string::npos) return {0, r.out};
@@ -122,7 +104,7 @@ class FormE2e : public ::testing::Test {
 };
 
 TEST_F(FormE2e, CurlDataUrlencodedFillsTheStruct) {
-    if (!have_curl()) GTEST_SKIP() << "needs curl (Debian package curl)";
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     const auto [status, body] =
         curl("--data-urlencode " + quote("user=Zoë & co+=") + " --data-urlencode age=42" +
                  " --data-urlencode newsletter=on --data-urlencode plan=pro" +
@@ -135,7 +117,7 @@ TEST_F(FormE2e, CurlDataUrlencodedFillsTheStruct) {
 }
 
 TEST_F(FormE2e, CurlAbsentMembersKeepTheirDefaults) {
-    if (!have_curl()) GTEST_SKIP() << "needs curl (Debian package curl)";
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     const std::string defaults =
         R"({"user":"ann","age":18,"newsletter":false,"plan":"free","tags":[]})";
     auto [status, body] = curl("--data-urlencode user=ann", "/form");
@@ -157,7 +139,7 @@ TEST_F(FormE2e, CurlAbsentMembersKeepTheirDefaults) {
 }
 
 TEST_F(FormE2e, CurlRequiredMemberAbsentIs400Problem) {
-    if (!have_curl()) GTEST_SKIP() << "needs curl (Debian package curl)";
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     for (const auto& [args, path, detail] :
          std::vector<std::tuple<std::string, std::string, std::string>>{
              {"--data-urlencode age=3", "/form", "form field 'user': missing required parameter"},
@@ -177,7 +159,7 @@ TEST_F(FormE2e, CurlRequiredMemberAbsentIs400Problem) {
 }
 
 TEST_F(FormE2e, CurlOtherContentTypesAre415) {
-    if (!have_curl()) GTEST_SKIP() << "needs curl (Debian package curl)";
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     for (const char* type : {"text/plain", "application/json", "multipart/form-data; boundary=x"}) {
         const auto [status, body] = curl(
             "-H " + quote(std::string("Content-Type: ") + type) + " --data-binary user=a", "/form");
@@ -190,7 +172,7 @@ TEST_F(FormE2e, CurlOtherContentTypesAre415) {
 }
 
 TEST_F(FormE2e, CurlHttp2AndFormData) {
-    if (!have_curl()) GTEST_SKIP() << "needs curl (Debian package curl)";
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     auto [status, body] =
         curl("--http2-prior-knowledge --data-urlencode user=h2 --data-urlencode age=7", "/form");
     EXPECT_EQ(status, 200) << body;

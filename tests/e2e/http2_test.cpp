@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "sound.hpp"
 #include "vela/vela.hpp"
 
@@ -76,36 +77,14 @@ std::uint64_t fnv1a(std::string_view s) {
     return h;
 }
 
-struct RunResult {
-    int rc = -1;
-    std::string out;
-};
-
-// Runs a shell command (under `timeout`, given by the caller) and collects its stdout.
-RunResult run(const std::string& cmd) {
-    RunResult r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[65536];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-bool have(const std::string& check) {
-    return std::system((check + " >/dev/null 2>&1").c_str()) == 0;
-}
-
 // The Debian python3 carries python3-hpack/python3-h2; a python3 earlier on PATH (pyenv) may not.
 std::string python() {
     static const std::string py =
         ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
     return py;
 }
-bool have_probe() { return have(python() + " -c 'import hpack'"); }
-bool have_curl_h2() { return have("curl --version | grep -q HTTP2"); }
-bool have_nghttp() { return have("command -v nghttp"); }
+bool have_probe() { return succeeds(python() + " -c 'import hpack'"); }
+bool have_nghttp() { return have("nghttp"); }
 
 using KV = std::map<std::string, std::string>;
 
@@ -134,8 +113,8 @@ struct Probe {
 };
 
 Probe probe(std::uint16_t port, const std::string& args, int seconds = 20) {
-    RunResult r = run("timeout " + std::to_string(seconds) + " " + python() + " " + kProbe + " " +
-                      std::to_string(port) + " " + args + " 2>&1");
+    Ran r = run_command("timeout " + std::to_string(seconds) + " " + python() + " " + kProbe + " " +
+                        std::to_string(port) + " " + args + " 2>&1");
     // VELA_H2_TRACE=1 shows what each probe saw, for a test that passes as well.
     if (std::getenv("VELA_H2_TRACE"))
         std::fprintf(stderr, "probe %s:\n%s", args.c_str(), r.out.c_str());
@@ -194,8 +173,8 @@ const std::vector<std::string> kModes = {"--http2-prior-knowledge", "--http2"};
 
 Reply curl(std::uint16_t port, const std::string& mode, const std::string& args,
            const std::string& path) {
-    RunResult r = run("timeout 20 curl -s -i " + mode + " " + args +
-                      " 'http://127.0.0.1:" + std::to_string(port) + path + "'");
+    Ran r = run_command("timeout 20 curl -s -i " + mode + " " + args +
+                        " 'http://127.0.0.1:" + std::to_string(port) + path + "'");
     return parse_curl(r.out);
 }
 
@@ -446,9 +425,9 @@ TEST_F(Http2E2e, StreamedBodyOfSeveralMegabytesArrivesIntact) {
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body.size(), kStreamBig);
     EXPECT_TRUE(r.body == expected);
-    RunResult u = run("timeout 20 nghttp -u http://127.0.0.1:" + std::to_string(port) +
-                      "/stream-big 2>/dev/null");
-    EXPECT_EQ(u.rc, 0);
+    Ran u = run_command("timeout 20 nghttp -u http://127.0.0.1:" + std::to_string(port) +
+                        "/stream-big 2>/dev/null");
+    EXPECT_EQ(u.status, 0);
     EXPECT_EQ(u.out.size(), kStreamBig);
     EXPECT_TRUE(u.out == expected);
 }
@@ -456,9 +435,9 @@ TEST_F(Http2E2e, StreamedBodyOfSeveralMegabytesArrivesIntact) {
 TEST_F(Http2E2e, LargeDirectBodyArrivesIntactWithNghttp) {
     REQUIRE_NGHTTP();
     start();
-    RunResult r = run("timeout 20 nghttp http://127.0.0.1:" + std::to_string(port) +
-                      "/big-direct 2>/dev/null");
-    EXPECT_EQ(r.rc, 0);
+    Ran r = run_command("timeout 20 nghttp http://127.0.0.1:" + std::to_string(port) +
+                        "/big-direct 2>/dev/null");
+    EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.out.size(), kDirectBig);
     EXPECT_EQ(fnv1a(r.out), fnv1a(pattern_string(kDirectBig)));
 }
@@ -472,19 +451,19 @@ TEST_F(Http2E2e, LargeUploadReachesHandlerIntact) {
         std::ofstream f(file, std::ios::binary);
         f.write(body.data(), static_cast<std::streamsize>(body.size()));
     }
-    RunResult r = run("timeout 20 nghttp -d " + file + " http://127.0.0.1:" + std::to_string(port) +
-                      "/upload 2>/dev/null");
+    Ran r = run_command("timeout 20 nghttp -d " + file +
+                        " http://127.0.0.1:" + std::to_string(port) + "/upload 2>/dev/null");
     std::remove(file.c_str());
-    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.out, std::to_string(kUpload) + ":" + std::to_string(fnv1a(body)));
 }
 
 TEST_F(Http2E2e, HundredMultiplexedRequestsOnOneConnectionAllSucceed) {
     REQUIRE_NGHTTP();
     start();
-    RunResult r = run("timeout 20 nghttp -n -v -m 100 http://127.0.0.1:" + std::to_string(port) +
-                      "/async 2>&1");
-    EXPECT_EQ(r.rc, 0);
+    Ran r = run_command("timeout 20 nghttp -n -v -m 100 http://127.0.0.1:" + std::to_string(port) +
+                        "/async 2>&1");
+    EXPECT_EQ(r.status, 0);
     std::size_t ok = 0, streams = 0;
     for (std::size_t pos = 0; (pos = r.out.find(":status: 200", pos)) != std::string::npos; ++pos)
         ++ok;

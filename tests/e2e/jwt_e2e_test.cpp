@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "vela/crypto/crypto.hpp"
 #include "vela/json/json.hpp"
 #include "vela/vela.hpp"
@@ -32,30 +33,7 @@ namespace {
 
 using json::Value;
 
-struct Ran {
-    int status = -1;
-    std::string out;
-};
-
-Ran run(const std::string& cmd) {
-    Ran r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[16 * 1024];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-bool have(const std::string& tool) {
-    return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-bool have_pyjwt() {
-    return std::system("/usr/bin/python3 -c 'import jwt, cryptography' >/dev/null 2>&1") == 0;
-}
+bool have_pyjwt() { return succeeds("/usr/bin/python3 -c 'import jwt, cryptography'"); }
 
 std::string read_file(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
@@ -101,7 +79,7 @@ struct Keys {
             " 2>/dev/null && openssl pkey -in " + rsa_key + " -pubout -out " + rsa_pub +
             " && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + ec_key +
             " 2>/dev/null && openssl pkey -in " + ec_key + " -pubout -out " + ec_pub;
-        if (run(cmd).status != 0) throw std::runtime_error("openssl genpkey failed");
+        if (run_command(cmd).status != 0) throw std::runtime_error("openssl genpkey failed");
     }
     ~Keys() {
         std::error_code ec;
@@ -136,8 +114,9 @@ std::vector<std::string> pyjwt(const std::string& body, const std::string& claim
     for (const auto& [alg, arg] : jobs) lines += alg + "\t" + arg + "\n";
     write_file(input, lines);
     write_file(keys().dir + "/claims.json", claims);
-    Ran r = run("/usr/bin/python3 " + script + " " + keys().dir + "/claims.json " + keys().rsa_key +
-                " " + keys().rsa_pub + " " + keys().ec_key + " " + keys().ec_pub + " " + input);
+    Ran r = run_command("/usr/bin/python3 " + script + " " + keys().dir + "/claims.json " +
+                        keys().rsa_key + " " + keys().rsa_pub + " " + keys().ec_key + " " +
+                        keys().ec_pub + " " + input);
     EXPECT_EQ(r.status, 0) << r.out;
     std::vector<std::string> out;
     std::istringstream in(r.out);
@@ -175,7 +154,7 @@ std::string openssl_sign(const std::string& header, const std::string& claims,
         crypto::base64url_encode(header) + "." + crypto::base64url_encode(claims);
     const std::string in = keys().dir + "/input", sig = keys().dir + "/sig";
     write_file(in, input);
-    Ran r = run("openssl dgst -sha256 -sign " + key_file + " -out " + sig + " " + in);
+    Ran r = run_command("openssl dgst -sha256 -sign " + key_file + " -out " + sig + " " + in);
     EXPECT_EQ(r.status, 0);
     return input + "." + crypto::base64url_encode(read_file(sig));
 }
@@ -236,8 +215,8 @@ class JwtE2e : public ::testing::Test {
 
     CurlReply curl(const std::string& path, const std::string& args = {}) {
         const std::string head = keys().dir + "/head", body = keys().dir + "/body";
-        Ran r = run("timeout 20 curl -sS " + args + " -D '" + head + "' -o '" + body +
-                    "' -w '%{http_code}' '" + base + path + "' 2>&1");
+        Ran r = run_command("timeout 20 curl -sS " + args + " -D '" + head + "' -o '" + body +
+                            "' -w '%{http_code}' '" + base + path + "' 2>&1");
         CurlReply c;
         c.exit = r.status;
         c.status = std::atoi(r.out.c_str());
@@ -407,8 +386,7 @@ TEST_F(JwtE2e, OpensslCliRs256TokenIsAcceptedAndDerEs256Refused) {
 }
 
 TEST_F(JwtE2e, Http2CarriesTheTokenToo) {
-    if (std::system("curl --version 2>/dev/null | grep -q HTTP2") != 0)
-        GTEST_SKIP() << "curl without HTTP/2";
+    if (!have_curl_h2()) GTEST_SKIP() << "curl without HTTP/2";
     const std::string token =
         jwt::sign(json::parse<Value>(claims()), JwtSigningKey::hs256(kSecret));
     CurlReply r =

@@ -3,6 +3,7 @@
 // standard output.
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <string>
@@ -32,5 +33,18 @@ inline Ran run_command(const std::string& cmd) {
 
 /// The standard output of `cmd`.
 inline std::string shell(const std::string& cmd) { return run_command(cmd).out; }
+
+/// Whether `cmd` (run by /bin/sh, its output discarded) exits with status 0.
+inline bool succeeds(const std::string& cmd) {
+    return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+/// Whether curl is installed with HTTP/2 support.
+inline bool have_curl_h2() { return succeeds("curl --version 2>/dev/null | grep -q HTTP2"); }
+
+/// Whether `tool` is a command on PATH (or an executable path).
+inline bool have(const std::string& tool) {
+    return succeeds(std::string("command -v ").append(tool));
+}
 
 }  // namespace vela::e2e

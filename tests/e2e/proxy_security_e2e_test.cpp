@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "tls/certs.hpp"
 #include "vela/vela.hpp"
 #include "vela/web/proxy.hpp"
@@ -125,20 +126,12 @@ struct CurlOut {
 };
 
 CurlOut curl(const std::string& args) {
-    CurlOut c;
-    FILE* p = ::popen(("timeout 20 curl -sS -D - " + args + " 2>&1").c_str(), "r");
-    if (!p) return c;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) c.out.append(buf, n);
-    const int st = ::pclose(p);
-    c.exit = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return c;
+    Ran r = run_command("timeout 20 curl -sS -D - " + args + " 2>&1");
+    return {r.status, std::move(r.out)};
 }
 
 TEST_F(ProxySecurityE2E, CurlOverTlsAndPlain) {
-    if (std::system("command -v curl >/dev/null 2>&1") != 0)
-        GTEST_SKIP() << "needs curl (Debian package curl)";
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     const std::string tls = "https://127.0.0.1:" + std::to_string(tls_port) + "/info";
     CurlOut s = curl("-k '" + tls + "'");
     ASSERT_EQ(s.exit, 0) << s.out;

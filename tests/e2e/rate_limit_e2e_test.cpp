@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "vela/vela.hpp"
 #include "vela/web/rate_limit.hpp"
 
@@ -207,7 +208,7 @@ TEST(RateLimitE2E, ExactCountAcrossLoopsAndConnections) {
 }
 
 TEST(RateLimitE2E, CurlSeesTheFields) {
-    if (std::system("curl --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "needs curl";
+    if (!have("curl")) GTEST_SKIP() << "needs curl";
     App app;
     quick_options(app.options());
     RateLimitOptions o;
@@ -219,18 +220,8 @@ TEST(RateLimitE2E, CurlSeesTheFields) {
     start_app(app);
 
     const std::string url = "http://127.0.0.1:" + std::to_string(app.port()) + "/hello";
-    const auto run = [](const std::string& cmd) {
-        std::string out;
-        FILE* p = ::popen(cmd.c_str(), "r");
-        if (!p) return out;
-        char buf[4096];
-        std::size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-        ::pclose(p);
-        return out;
-    };
     // Two requests in one curl run: one connection, the second refused.
-    const std::string out = run("curl -s -i " + url + " " + url + " 2>&1");
+    const std::string out = shell("curl -s -i " + url + " " + url + " 2>&1");
     EXPECT_NE(out.find("HTTP/1.1 200"), std::string::npos) << out;
     EXPECT_NE(out.find("RateLimit: \"default\";r=0;t=30"), std::string::npos) << out;
     EXPECT_NE(out.find("HTTP/1.1 429"), std::string::npos) << out;

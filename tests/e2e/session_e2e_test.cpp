@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "session_routes.hpp"
 #include "tls/certs.hpp"
 #include "vela/crypto/crypto.hpp"
@@ -144,24 +145,15 @@ class Jar {
         if (!args.empty()) cmd += " " + args;
         if (method == "POST") cmd += " --data-binary '" + body + "'";  // a Content-Length
         cmd += " '" + url + "' 2>&1";
-        std::string out;
-        if (FILE* p = ::popen(cmd.c_str(), "r")) {
-            char buf[4096];
-            std::size_t n;
-            while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-            ::pclose(p);
-        }
-        return out;
+        return shell(cmd);
     }
 
   private:
     std::string path_;
 };
 
-bool have_curl() { return std::system("curl --version >/dev/null 2>&1") == 0; }
-
 #define REQUIRE_CURL() \
-    if (!have_curl()) GTEST_SKIP() << "needs curl (Debian package curl)"
+    if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)"
 
 std::string base(const Server& s) { return "http://127.0.0.1:" + std::to_string(s.port); }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "sound.hpp"
 #include "vela/vela.hpp"
 
@@ -71,10 +72,7 @@ const std::string& python() {
         ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
     return py;
 }
-bool have_probe() {
-    return std::system((python() + " -c 'import hpack' >/dev/null 2>&1").c_str()) == 0;
-}
-bool have_curl_h2() { return std::system("curl --version 2>/dev/null | grep -q HTTP2") == 0; }
+bool have_probe() { return succeeds(python() + " -c 'import hpack'"); }
 
 #define REQUIRE_PROBE() \
     if (!have_probe()) GTEST_SKIP() << "python3 with python3-hpack (python3-h2) not installed"

@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/client.hpp"
+#include "e2e/process.hpp"
 #include "e2e/sound.hpp"
 #include "tls/certs.hpp"
 #include "vela/files/file_cache.hpp"
@@ -121,27 +122,6 @@ class TempTree {
 
 // ---- External programs ---------------------------------------------------------------------
 
-struct RunResult {
-    int rc = -1;
-    std::string out;
-};
-
-// Runs a shell command (the caller adds `timeout`) and collects its stdout.
-RunResult run(const std::string& cmd) {
-    RunResult r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[65536];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-bool have(const std::string& check) {
-    return std::system((check + " >/dev/null 2>&1").c_str()) == 0;
-}
-
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream s;
@@ -213,15 +193,13 @@ Reply parse_curl(const std::string& out) {
     return r;
 }
 
-bool have_curl_h2() { return have("curl --version | grep -q HTTP2"); }
-
 // `curl -s -i <options> [-H h]... <url>`.
 Reply curl(const std::string& url, const std::vector<std::string>& headers = {},
            const std::string& options = {}) {
     std::string cmd = "timeout 30 curl -s -i " + options;
     for (const std::string& h : headers) cmd += " -H " + sh_quote(h);
     cmd += " " + sh_quote(url);
-    return parse_curl(run(cmd).out);
+    return parse_curl(run_command(cmd).out);
 }
 
 std::string http_url(std::uint16_t port, std::string_view path) {
@@ -231,7 +209,7 @@ std::string http_url(std::uint16_t port, std::string_view path) {
 // Decodes `data` with `tool -dc` (gzip, brotli, zstd) through a file in `t`.
 std::string decode(const TempTree& t, const std::string& tool, const std::string& data) {
     const std::string p = t.write("decode.in", data);
-    return run("timeout 20 " + tool + " -dc " + sh_quote(p) + " 2>/dev/null").out;
+    return run_command("timeout 20 " + tool + " -dc " + sh_quote(p) + " 2>/dev/null").out;
 }
 
 // ---- multipart/byteranges ------------------------------------------------------------------
@@ -900,7 +878,7 @@ TEST_F(StaticFilesRange, EmptyFile) {
 class StaticFilesPrecompressed : public ::testing::Test {
   protected:
     void SetUp() override {
-        if (!have("command -v gzip") || !have("command -v brotli") || !have("command -v zstd"))
+        if (!have("gzip") || !have("brotli") || !have("zstd"))
             GTEST_SKIP() << "gzip, brotli and zstd CLIs needed";
         ASSERT_TRUE(t.ok());
         for (int i = 0; i < 300; ++i)
@@ -909,9 +887,9 @@ class StaticFilesPrecompressed : public ::testing::Test {
         t.put("a.js", js);
         t.put("app.3f2a9c1b.js", js);
         t.put("plain.js", js);  // no siblings
-        ASSERT_EQ(run("cd " + sh_quote(t.root()) +
-                      " && gzip -k a.js && brotli -k a.js && zstd -q -k a.js && "
-                      "gzip -k app.3f2a9c1b.js && echo ok")
+        ASSERT_EQ(run_command("cd " + sh_quote(t.root()) +
+                              " && gzip -k a.js && brotli -k a.js && zstd -q -k a.js && "
+                              "gzip -k app.3f2a9c1b.js && echo ok")
                       .out,
                   "ok\n");
         quick_options(app.options());
@@ -1110,8 +1088,8 @@ TEST(StaticFilesSendfile, SparseGigabyteWithCurl) {
     app.static_files("/", t.root());
     start_app(app, 1);
     const auto t0 = SteadyClock::now();
-    RunResult r = run("timeout 50 curl -s -o /dev/null -w '%{http_code} %{size_download}' " +
-                      sh_quote(http_url(app.port(), "/huge.bin")));
+    Ran r = run_command("timeout 50 curl -s -o /dev/null -w '%{http_code} %{size_download}' " +
+                        sh_quote(http_url(app.port(), "/huge.bin")));
     EXPECT_EQ(r.out, "200 1073741824") << "after " << ms_since(t0) << " ms";
     // The last bytes through a range: zeros, at an offset beyond 2^30 - 8.
     Reply tail = curl(http_url(app.port(), "/huge.bin"), {"Range: bytes=-8"});
@@ -1413,7 +1391,8 @@ class StaticFilesProtocolBase : public ::testing::Test {
         t.put("big.bin", big);
         t.put("empty.txt", "");
         t.put("a.js", js);
-        ASSERT_EQ(run("cd " + sh_quote(t.root()) + " && gzip -k a.js && echo ok").out, "ok\n");
+        ASSERT_EQ(run_command("cd " + sh_quote(t.root()) + " && gzip -k a.js && echo ok").out,
+                  "ok\n");
         quick_options(app.options());
         add_basic_routes(app);
         app.static_files("/s", t.root());
@@ -1488,11 +1467,11 @@ class StaticFilesProtocolBase : public ::testing::Test {
         const std::string data = pattern_string(8 * kMiB);
         t.put("big8.bin", data);
         const std::string out = t.at("big8.out");
-        RunResult result;
+        Ran result;
         std::thread slow([&] {
-            result = run("timeout 30 curl -s --limit-rate 8M -o " + sh_quote(out) +
-                         " -w '%{http_code} %{size_download}' " + options + " " +
-                         sh_quote(base + "/s/big8.bin"));
+            result = run_command("timeout 30 curl -s --limit-rate 8M -o " + sh_quote(out) +
+                                 " -w '%{http_code} %{size_download}' " + options + " " +
+                                 sh_quote(base + "/s/big8.bin"));
         });
         std::this_thread::sleep_for(100ms);
         long long worst_ms = 0;

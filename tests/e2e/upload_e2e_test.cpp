@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "sound.hpp"
 #include "vela/vela.hpp"
 #include "vela/web/upload.hpp"
@@ -45,27 +46,6 @@ bool reset_peak_rss() {
     f << "5";
     f.flush();
     return f.good();
-}
-
-struct Ran {
-    int status = -1;
-    std::string out;
-};
-
-Ran run(const std::string& cmd) {
-    Ran r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[16 * 1024];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-bool have(const char* tool) {
-    return std::system(("command -v " + std::string(tool) + " >/dev/null 2>&1").c_str()) == 0;
 }
 
 #define REQUIRE_CURL()                                     \
@@ -151,8 +131,8 @@ class UploadE2e : public ::testing::Test {
     // curl -sS <args> url; the body and the status code.
     Reply curl(const std::string& args, const std::string& path = "/upload") {
         const std::string body = root_ + "/reply";
-        const Ran r = run("timeout 30 curl -sS -o '" + body + "' -w '%{http_code}' " + args + " '" +
-                          url_ + path + "' 2>&1");
+        const Ran r = run_command("timeout 30 curl -sS -o '" + body + "' -w '%{http_code}' " +
+                                  args + " '" + url_ + path + "' 2>&1");
         Reply out;
         out.exit = r.status;
         std::ifstream f(body, std::ios::binary);
@@ -224,7 +204,7 @@ TEST_F(UploadE2e, MovedFilesArriveIntact) {
     const Reply r = curl("-F keep=1 -F 'a=@" + src_ + "/a.bin'");
     ASSERT_EQ(r.exit, 0) << r.body;
     EXPECT_EQ(r.status, 200) << r.body;
-    EXPECT_EQ(run("cmp '" + src_ + "/a.bin' '" + kept_ + "/a'").status, 0);
+    EXPECT_EQ(run_command("cmp '" + src_ + "/a.bin' '" + kept_ + "/a'").status, 0);
     EXPECT_EQ(files_in(tmp_), 0u);
 }
 
@@ -255,9 +235,9 @@ TEST_F(UploadE2e, TwentyMiBThroughAStreamingRouteInBoundedMemory) {
     EXPECT_EQ(temp.status, 200) << temp.body;
     EXPECT_EQ(temp.body, "file big big.bin application/octet-stream 20971520\n");
     // Byte for byte, and the not-kept copy is gone.
-    EXPECT_EQ(run("cmp '" + src_ + "/big.bin' '" + kept_ + "/big'").status, 0);
-    EXPECT_EQ(run("sha256sum < '" + src_ + "/big.bin'").out,
-              run("sha256sum < '" + kept_ + "/big'").out);
+    EXPECT_EQ(run_command("cmp '" + src_ + "/big.bin' '" + kept_ + "/big'").status, 0);
+    EXPECT_EQ(run_command("sha256sum < '" + src_ + "/big.bin'").out,
+              run_command("sha256sum < '" + kept_ + "/big'").out);
     for (const std::string& p : temp_paths()) EXPECT_FALSE(fs::exists(p)) << p;
     EXPECT_EQ(files_in(tmp_), 0u);
     // Two 20 MiB uploads passed through a few buffers at a time.
@@ -354,13 +334,12 @@ TEST_F(UploadE2e, ClientLeavingMidUploadLeavesNoFile) {
 
 TEST_F(UploadE2e, Http2UploadIsBuffered) {
     REQUIRE_CURL();
-    if (run("curl --version").out.find("HTTP2") == std::string::npos)
-        GTEST_SKIP() << "curl without HTTP/2";
+    if (!have_curl_h2()) GTEST_SKIP() << "curl without HTTP/2";
     write_pattern(src_ + "/h2.bin", 100000);
     const Reply r = curl("--http2-prior-knowledge -F keep=1 -F 'h=@" + src_ + "/h2.bin'");
     ASSERT_EQ(r.exit, 0) << r.body;
     EXPECT_EQ(r.status, 200) << r.body;
-    EXPECT_EQ(run("cmp '" + src_ + "/h2.bin' '" + kept_ + "/h'").status, 0);
+    EXPECT_EQ(run_command("cmp '" + src_ + "/h2.bin' '" + kept_ + "/h'").status, 0);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "client.hpp"
+#include "process.hpp"
 #include "sound.hpp"
 #include "tls/certs.hpp"
 #include "vela/vela.hpp"
@@ -48,8 +49,7 @@ const char* debian_python() {
 }
 
 bool have_websockets() {
-    const std::string check = std::string(debian_python()) + " -c 'import websockets' 2>/dev/null";
-    return std::system(check.c_str()) == 0;
+    return succeeds(std::string(debian_python()) + " -c 'import websockets'");
 }
 
 // client.py's key=value lines, and everything it printed (for failure messages).
@@ -67,11 +67,7 @@ PyResult run_client(const std::string& uri, const std::string& scenario,
     const std::string cmd = "timeout 20 " + std::string(debian_python()) + " " + kClientPy + " '" +
                             uri + "' " + scenario + (ca.empty() ? "" : " " + ca) + " 2>&1";
     PyResult r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-    ::pclose(p);
+    r.output = run_command(cmd).out;
     std::istringstream lines(r.output);
     for (std::string line; std::getline(lines, line);) {
         const auto eq = line.find('=');

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "e2e/process.hpp"
 #include "tls/certs.hpp"
 #include "vela/crypto/crypto.hpp"
 #include "vela/http/request_parser.hpp"
@@ -262,16 +263,8 @@ TEST(JwtKeys, BadKeysAreRefusedAtConstruction) {
 
 TEST(JwtKeys, Pkcs1RsaPublicKeyPem) {
     // "BEGIN RSA PUBLIC KEY" from the openssl CLI (PEM_write_bio_RSAPublicKey is deprecated).
-    FILE* p = ::popen(
-        ("printf '%s' '" + rsa().pub + "' | openssl rsa -pubin -RSAPublicKey_out 2>/dev/null")
-            .c_str(),
-        "r");
-    ASSERT_NE(p, nullptr);
-    std::string pkcs1;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) pkcs1.append(buf, n);
-    ::pclose(p);
+    const std::string pkcs1 = e2e::shell("printf '%s' '" + rsa().pub +
+                                         "' | openssl rsa -pubin -RSAPublicKey_out 2>/dev/null");
     if (pkcs1.find("BEGIN RSA PUBLIC KEY") == std::string::npos) GTEST_SKIP() << "no openssl CLI";
     const JwtKey key = JwtKey::rs256(pkcs1);
     EXPECT_TRUE(
