@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <string>
@@ -44,6 +45,17 @@ inline long long ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                  t0)
         .count();
+}
+
+/// Calls `done()` every `every` until it returns true (then true) or `within` has passed (then
+/// false).
+inline Task<bool> poll_until(std::function<Task<bool>()> done, std::chrono::milliseconds within,
+                             std::chrono::milliseconds every) {
+    for (std::chrono::milliseconds waited{0}; waited < within; waited += every) {
+        if (co_await done()) co_return true;
+        co_await vela::sleep(every);
+    }
+    co_return false;
 }
 
 }  // namespace vela::test

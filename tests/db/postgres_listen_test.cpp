@@ -25,13 +25,12 @@ std::string channel(const char* base) { return test::table(base); }
 
 // True once the server has no session with process ID `pid` (polls for up to 5 s).
 Task<bool> session_gone(Database& db, int pid) {
-    for (int i = 0; i < 250; ++i) {
-        auto n = co_await db.query_one<std::int64_t>(
-            "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid);
-        if (n == 0) co_return true;
-        co_await vela::sleep(20ms);
-    }
-    co_return false;
+    co_return co_await test::poll_until(
+        [&]() -> Task<bool> {
+            co_return co_await db.query_one<std::int64_t>(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid) == 0;
+        },
+        5s, 20ms);
 }
 
 TEST(PostgresListen, NotifyAndPgNotifyArriveInOrderWithPayloadsAndSender) {

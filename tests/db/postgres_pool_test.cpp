@@ -36,11 +36,8 @@ Task<std::int64_t> running(Database& db, std::string_view like) {
 
 // Waits up to 3 s for no statement like `like` to be running.
 Task<bool> stops_running(Database& db, std::string_view like) {
-    for (int i = 0; i < 60; ++i) {
-        if (co_await running(db, like) == 0) co_return true;
-        co_await vela::sleep(50ms);
-    }
-    co_return false;
+    co_return co_await test::poll_until(
+        [&]() -> Task<bool> { co_return co_await running(db, like) == 0; }, 3s, 50ms);
 }
 
 TEST(PostgresPool, TransactionsCommitAndRollBackWhenTheBodyThrows) {
