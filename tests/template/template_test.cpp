@@ -13,12 +13,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fortunes.hpp"  // bench/fortunes.hpp
 #include "vela/json/json.hpp"
 #include "vela/template/template.hpp"
 
 namespace template_test {
 
 using namespace vela;
+using bench::FortunesPage;
 using tmpl::PartialMap;
 using tmpl::Template;
 using tmpl::TemplateError;
@@ -134,17 +136,6 @@ TEST(Template, TruthinessFollowsMustacheJs) {
     const int* no_int = nullptr;
     EXPECT_EQ(t.render(no_int), "F");
 }
-
-struct Fortune {
-    int id;
-    std::string message;
-};
-VELA_REFLECT(Fortune, id, message)
-
-struct FortunesPage {
-    std::vector<Fortune> fortunes;
-};
-VELA_REFLECT(FortunesPage, fortunes)
 
 // The TechEmpower "fortunes" page: rows sorted by message, one added at request time.
 TEST(Template, TechEmpowerFortunes) {
