@@ -14,7 +14,6 @@
 #endif
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
 
 #include <fmt/format.h>
 
@@ -25,6 +24,7 @@
 #include <vector>
 
 #include "e2e/client.hpp"
+#include "log_capture.hpp"
 #include "vela/base/log.hpp"
 #include "vela/json/codec.hpp"
 #include "vela/json/value.hpp"
@@ -37,18 +37,6 @@ namespace {
 // A quote, a newline, a control byte and two bytes of invalid UTF-8.
 const std::string kHostile = "bad \"input\"\n\x01 \xff\xfe end";
 const std::string kHostileAsLogged = "bad \"input\"\n\x01 \xef\xbf\xbd\xef\xbf\xbd end";
-
-struct JsonLogs {
-    std::ostringstream os;
-    JsonLogs() {
-        log::set_format(log::Format::json);
-        log::set_sink(std::make_shared<spdlog::sinks::ostream_sink_mt>(os));
-    }
-    ~JsonLogs() {
-        log::set_format(log::Format::text);
-        log::set_sink(nullptr);
-    }
-};
 
 std::vector<json::Value> parse_lines(const std::vector<std::string>& lines) {
     std::vector<json::Value> out;
@@ -65,7 +53,7 @@ std::vector<json::Value> parse_lines(const std::vector<std::string>& lines) {
 }
 
 TEST(LogJsonE2E, EveryLineOfAServingAppIsOneJsonObject) {
-    JsonLogs logs;
+    test::LogCapture logs(log::Format::json);
     std::mutex mu;
     std::vector<std::string> access;
     {
@@ -119,10 +107,7 @@ TEST(LogJsonE2E, EveryLineOfAServingAppIsOneJsonObject) {
 
     // vela::log's lines: the unhandled exception with the request's parts as members, and the
     // handler's structured line.
-    std::vector<std::string> lines;
-    std::istringstream in(logs.os.str());
-    for (std::string l; std::getline(in, l);) lines.push_back(l);
-    std::vector<json::Value> v = parse_lines(lines);
+    std::vector<json::Value> v = parse_lines(logs.lines());
     const json::Value* boom = nullptr;
     const json::Value* order = nullptr;
     for (const json::Value& x : v) {
@@ -130,13 +115,13 @@ TEST(LogJsonE2E, EveryLineOfAServingAppIsOneJsonObject) {
             boom = &x;
         if (x["message"].is_string() && x["message"].as_string() == "order placed") order = &x;
     }
-    ASSERT_NE(boom, nullptr) << logs.os.str();
+    ASSERT_NE(boom, nullptr) << logs.text();
     EXPECT_EQ((*boom)["level"].as_string(), "error");
     EXPECT_EQ((*boom)["method"].as_string(), "GET");
     EXPECT_EQ((*boom)["target"].as_string(), "/boom?q=%22%0a");
     EXPECT_EQ((*boom)["error"].as_string(), kHostileAsLogged);
     EXPECT_EQ((*boom)["request_id"].as_string(), a[0]["request_id"].as_string());
-    ASSERT_NE(order, nullptr) << logs.os.str();
+    ASSERT_NE(order, nullptr) << logs.text();
     EXPECT_EQ((*order)["note"].as_string(), kHostileAsLogged);
     EXPECT_EQ((*order)["items"].as_int64(), 3);
     EXPECT_EQ((*order)["logger"].as_string(), "vela");

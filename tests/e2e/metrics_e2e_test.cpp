@@ -19,7 +19,6 @@
 #endif
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -33,6 +32,7 @@
 #include <thread>
 
 #include "client.hpp"
+#include "log_capture.hpp"
 #include "process.hpp"
 #include "vela/vela.hpp"
 #include "vela/web/metrics.hpp"
@@ -142,19 +142,6 @@ Scrape scrape_until(std::uint16_t port, F cond) {
     return s;
 }
 
-// Sends spdlog's default logger (vela::log's) to a string for its lifetime.
-struct CaptureLog {
-    std::ostringstream os;
-    std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
-    CaptureLog() {
-        spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-            "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(os)));
-    }
-    ~CaptureLog() { spdlog::set_default_logger(previous); }
-    CaptureLog(const CaptureLog&) = delete;
-    CaptureLog& operator=(const CaptureLog&) = delete;
-};
-
 void busy_wait(Ms d) {
     const auto end = SteadyClock::now() + d;
     while (SteadyClock::now() < end) {
@@ -251,7 +238,7 @@ TEST(MetricsE2E, CountsRequestsAcrossTwoLoops) {
 
 TEST(MetricsE2E, Http2CountsAndConnectionGauge) {
     VELA_NEED_PROM_PARSER();
-    if (run_command("curl --version | grep -q HTTP2").status != 0) {
+    if (!have_curl_h2()) {
         if (in_ci()) FAIL() << "curl without HTTP/2";
         GTEST_SKIP() << "*** curl without HTTP/2: SKIPPED ***";
     }
@@ -391,7 +378,7 @@ TEST(MetricsE2E, MetricsPathCanMoveAndLabelsAreEscaped) {
 TEST(StallWatchdogE2E, BusyHandlerIsLoggedOnceWithItsRoute) {
     std::string log;
     {
-        CaptureLog capture;
+        test::LogCapture capture;
         App app;
         app.get("/spin/{n:int}", [] {
             busy_wait(400ms);
@@ -415,7 +402,7 @@ TEST(StallWatchdogE2E, BusyHandlerIsLoggedOnceWithItsRoute) {
         EXPECT_NE(m->body.find("\nvela_stalls_total 1\n"), std::string::npos) << m->body;
         app.stop();
         app.wait();
-        log = capture.os.str();
+        log = capture.text();
     }
     const auto first = log.find("stall: GET /spin/{n:int} has held loop 0 for ");
     ASSERT_NE(first, std::string::npos) << log;
@@ -432,7 +419,7 @@ TEST(StallWatchdogE2E, BusyHandlerIsLoggedOnceWithItsRoute) {
 TEST(StallWatchdogE2E, OffLogsNothingAndServesNoStallCount) {
     std::string log;
     {
-        CaptureLog capture;
+        test::LogCapture capture;
         App app;
         app.get("/spin", [] {
             busy_wait(150ms);
@@ -449,7 +436,7 @@ TEST(StallWatchdogE2E, OffLogsNothingAndServesNoStallCount) {
         EXPECT_EQ(m->body.find("vela_stalls_total"), std::string::npos);
         app.stop();
         app.wait();
-        log = capture.os.str();
+        log = capture.text();
     }
     EXPECT_EQ(log.find("stall:"), std::string::npos) << log;
 }

@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "log_capture.hpp"
 #include "vela/http/request_parser.hpp"
 #include "vela/web/request_id.hpp"
 
@@ -365,10 +366,7 @@ TEST(AccessLog, WritesToACustomSpdlogSink) {
 }
 
 TEST(AccessLog, DropsAreReportedThroughTheAppLog) {
-    std::ostringstream os;
-    auto previous = spdlog::default_logger();
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-        "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(os)));
+    test::LogCapture capture;
     {
         std::mutex mu;
         std::condition_variable cv;
@@ -399,9 +397,9 @@ TEST(AccessLog, DropsAreReportedThroughTheAppLog) {
         log.finish(p.req, Response("x"));  // a pass of the logging thread after the interval
         log.flush();
     }
-    spdlog::set_default_logger(previous);
-    EXPECT_NE(os.str().find("access log: 5 lines dropped (queue of 2 full)"), std::string::npos)
-        << os.str();
+    EXPECT_NE(capture.text().find("access log: 5 lines dropped (queue of 2 full)"),
+              std::string::npos)
+        << capture.text();
 }
 
 // Regression: the logging thread was made before App::run() blocks SIGINT/SIGTERM for its

@@ -13,7 +13,6 @@
 #endif
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
 
 #include <chrono>
 #include <cstdint>
@@ -22,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "log_capture.hpp"
 #include "vela/base/log.hpp"
 #include "vela/json/codec.hpp"
 #include "vela/json/value.hpp"
@@ -30,34 +30,7 @@
 namespace vela {
 namespace {
 
-// Captures vela::log's lines in `format` for the test's lifetime; restores text on stdout.
-class Capture {
-  public:
-    explicit Capture(log::Format f) {
-        log::set_format(f);
-        log::set_sink(std::make_shared<spdlog::sinks::ostream_sink_mt>(os_));
-    }
-    ~Capture() {
-        log::set_format(log::Format::text);
-        log::set_sink(nullptr);
-    }
-    std::vector<std::string> lines() const {
-        std::vector<std::string> out;
-        std::string s = os_.str();
-        std::size_t at = 0;
-        while (at < s.size()) {
-            const std::size_t nl = s.find('\n', at);
-            EXPECT_NE(nl, std::string::npos) << "a line without its newline";
-            if (nl == std::string::npos) break;
-            out.push_back(s.substr(at, nl - at));
-            at = nl + 1;
-        }
-        return out;
-    }
-
-  private:
-    std::ostringstream os_;
-};
+using Capture = test::LogCapture;
 
 json::Value parse_line(const std::string& line) {
     try {
