@@ -24,17 +24,9 @@ Http1Connection::Http1Connection(ServerWorker& worker, int fd, std::unique_ptr<t
       parser_(&worker.options().limits),
       tls_(std::move(tls)) {
     parser_.pause_after_body_head(true);  // a streaming route may take the body (process())
-    io_.fd = fd;
-    io_.sink = this;
-    if (tls_) {
-        io_.sink = tls_.get();  // ciphertext goes to the transform, plaintext comes to us
-        tls_->bind(io_, *this);
-        handshaking_ = true;
-    }
-    io_.kind = IoHandle::stream;
-    io_.count_bytes = driver_counts_bytes();
-    timer_.fire = &Http1Connection::timer_fired;
-    timer_.owner = this;
+    // With TLS, ciphertext goes to the transform and plaintext comes to us.
+    attach(io_, timer_, fd, tls_.get(), *this, this, &Http1Connection::timer_fired);
+    handshaking_ = tls_ != nullptr;
 }
 
 Http1Connection::~Http1Connection() {

@@ -270,8 +270,7 @@ void AppMetrics::watch() {
             w.reported = since;
             stalls_.add();
             const auto slot = static_cast<std::size_t>(what >> 8);
-            const std::string_view route =
-                slot < labels_.size() ? std::string_view(labels_[slot]) : "unmatched";
+            const std::string_view route = route_label(slot);
             const auto method = static_cast<Method>(what & 0xff);
             log::warn("stall: {} {} has held loop {} for {} ms (watchdog threshold {} ms)",
                       method_label(method), route, i, (now - since) / 1'000'000, threshold.count());
@@ -291,8 +290,7 @@ std::string AppMetrics::render() const {
         w.family("vela_http_requests_total",
                  "HTTP requests answered, by route template, method and status.", "counter");
         for (std::size_t r = 0; r < n_routes; ++r) {
-            const std::string_view route =
-                r < labels_.size() ? std::string_view(labels_[r]) : std::string_view("unmatched");
+            const std::string_view route = route_label(r);
             // Sum each (method, status) over loops; a loop may have filled its entries in
             // another order.
             std::vector<std::pair<std::uint32_t, std::uint64_t>> sums;
@@ -338,8 +336,7 @@ std::string AppMetrics::render() const {
                 sum_ns += s.sum_ns.get();
             }
             if (total == 0) continue;
-            const std::string_view route =
-                r < labels_.size() ? std::string_view(labels_[r]) : std::string_view("unmatched");
+            const std::string_view route = route_label(r);
             w.histogram("vela_http_request_duration_seconds", {{"route", route}}, kLatencyBuckets,
                         counts, kLatencyBucketCount, static_cast<double>(sum_ns) / 1e9);
         }

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -93,6 +94,11 @@ class AppMetrics {
     /// The slot of requests no route took.
     std::uint32_t unmatched_slot() const noexcept {
         return static_cast<std::uint32_t>(labels_.size());
+    }
+    /// The route label of a slot: its template, or "unmatched" (a view of labels_ or a literal,
+    /// never of a temporary).
+    std::string_view route_label(std::size_t slot) const noexcept {
+        return slot < labels_.size() ? std::string_view(labels_[slot]) : "unmatched";
     }
     /// ServerOptions::on_loop_start: makes the loop's block, starts its lag timer (and the
     /// watchdog thread).
