@@ -1,5 +1,5 @@
 // Real-time vela: WebSocket echo, chat rooms over a Hub, and a page that uses them.
-//   chat [--port N] [--threads N]
+//   chat [--port N] [--threads N] [--ws-max-message BYTES]
 //
 //   /              a small HTML page (echo and chat in the browser)
 //   /ws/echo       WebSocket: every message comes back as it was sent
@@ -10,7 +10,9 @@
 // Exit codes: 0 after a graceful shutdown (or --help), 1 when the server cannot start (the
 // reason is logged as one line), 2 for a bad command line (one line on stderr).
 
+#include <algorithm>
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +30,9 @@ constexpr std::string_view kUsage =
     "usage: chat [options]\n"
     "  --port N      HTTP port, 0 to 65535 (default 8080; 0: any free port)\n"
     "  --threads N   event loops, 0 to 1024 (default 0: one per core)\n"
+    "  --ws-max-message BYTES\n"
+    "                largest WebSocket message (and frame) a client may send, 1 to\n"
+    "                1073741824 (default 1048576); a 16 MiB echo test needs 16777216\n"
     "  -h, --help    print this text and exit\n";
 
 constexpr std::string_view kPage = R"(<!doctype html>
@@ -61,6 +66,7 @@ document.getElementById('send').onclick = () => {
 struct Options {
     std::uint16_t port = 8080;
     unsigned threads = 0;
+    std::size_t ws_max_message = vela::WsOptions{}.max_message;
 };
 
 Options parse_args(int argc, char** argv) {
@@ -71,7 +77,10 @@ Options parse_args(int argc, char** argv) {
             o.port = static_cast<std::uint16_t>(cl.number(arg, value(), 65535));
         else if (arg == "--threads")
             o.threads = cl.number(arg, value(), 1024);
-        else
+        else if (arg == "--ws-max-message") {
+            o.ws_max_message = cl.number(arg, value(), 1u << 30);
+            if (o.ws_max_message == 0) cl.error("--ws-max-message must be at least 1");
+        } else
             return false;
         return true;
     });
@@ -87,26 +96,38 @@ int main(int argc, char** argv) {
 
     app.get("/", [] { return vela::Response::html(std::string(kPage)); });
 
-    app.ws("/ws/echo", [](vela::WebSocket& ws, vela::Request&) -> vela::Task<void> {
-        for (;;) {
-            vela::WsMessage m = co_await ws.receive();
-            if (m.is_close()) co_return;
-            co_await ws.send(m.data, m.type);
-        }
-    });
+    // One limit for a whole message, in one frame or many. A room's broadcast of a message
+    // that size must fit a member's send queue, or the Hub drops it for that member.
+    vela::WsOptions ws_options;
+    ws_options.max_frame = ws_options.max_message = opt.ws_max_message;
+    ws_options.send_queue_max = std::max(ws_options.send_queue_max, opt.ws_max_message + 16);
 
-    app.ws("/ws/chat/{room}", [&hub](vela::WebSocket& ws, vela::Request& req) -> vela::Task<void> {
-        vela::Hub::Room& room = hub.room(req.param("room"));
-        room.join(ws);
-        room.broadcast("* somebody joined (" + std::to_string(room.count()) + " here)");
-        for (;;) {
-            vela::WsMessage m = co_await ws.receive();
-            if (m.is_close()) break;
-            room.broadcast(m.data, m.type);
-        }
-        room.leave(ws);
-        room.broadcast("* somebody left (" + std::to_string(room.count()) + " here)");
-    });
+    app.ws(
+        "/ws/echo",
+        [](vela::WebSocket& ws, vela::Request&) -> vela::Task<void> {
+            for (;;) {
+                vela::WsMessage m = co_await ws.receive();
+                if (m.is_close()) co_return;
+                co_await ws.send(m.data, m.type);
+            }
+        },
+        ws_options);
+
+    app.ws(
+        "/ws/chat/{room}",
+        [&hub](vela::WebSocket& ws, vela::Request& req) -> vela::Task<void> {
+            vela::Hub::Room& room = hub.room(req.param("room"));
+            room.join(ws);
+            room.broadcast("* somebody joined (" + std::to_string(room.count()) + " here)");
+            for (;;) {
+                vela::WsMessage m = co_await ws.receive();
+                if (m.is_close()) break;
+                room.broadcast(m.data, m.type);
+            }
+            room.leave(ws);
+            room.broadcast("* somebody left (" + std::to_string(room.count()) + " here)");
+        },
+        ws_options);
 
     app.get("/events", [](const vela::Request& req) {
         return vela::sse(req, [](vela::SseStream& s) -> vela::Task<void> {

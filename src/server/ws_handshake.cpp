@@ -65,6 +65,8 @@ Response ws_accept(const Request& req, std::shared_ptr<const WsEndpoint> ep) {
     const WsOptions& o = ep->options;
     if (req.version() == 20)
         return refuse(Status::BadRequest, "WebSocket needs HTTP/1.1 (RFC 8441 is not supported)");
+    // RFC 6455 4.1: the handshake is HTTP/1.1 or later (HTTP/1.0 has no Upgrade).
+    if (req.version() < 11) return refuse(Status::BadRequest, "WebSocket needs HTTP/1.1");
     bool upgrade = false, connection = false, version_ok = false, version_seen = false;
     int keys = 0;
     std::string_view key, origin;

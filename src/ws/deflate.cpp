@@ -221,6 +221,7 @@ struct Inflater::State : CountedStream {
     bool open = false;        // inflateInit2 succeeded and inflateEnd is owed
     bool in_message = false;  // bytes of the current message were fed
     bool boundary = true;     // the last inflate() stopped between deflate blocks
+    bool aligned = true;      // ... and on a byte boundary (no bits of the next block held)
     bool fresh = false;       // a final block ended the stream and nothing followed yet
     int window = 15;
     std::uint16_t error = 0;  // sticky: the inflater is unusable after it
@@ -275,8 +276,10 @@ std::uint16_t Inflater::State::feed(std::string_view in, std::string& out, std::
         if (rc == Z_MEM_ERROR) throw std::bad_alloc();
         if (rc != Z_OK && rc != Z_BUF_ERROR && rc != Z_STREAM_END)
             return close_code::invalid_payload;
-        if (rc != Z_BUF_ERROR)  // (a call without progress leaves the state as it was)
+        if (rc != Z_BUF_ERROR) {  // (a call without progress leaves the state as it was)
             boundary = rc == Z_STREAM_END || (z.data_type & 128) != 0;
+            aligned = (z.data_type & 7) == 0;  // zlib: the unused bits of the last byte
+        }
         if (rc == Z_STREAM_END) {
             restart();
             fresh = true;
@@ -317,8 +320,10 @@ std::uint16_t Inflater::inflate(std::string_view in, bool last, std::string& out
         // RFC 7692 7.2.2: the stripped empty block goes back on. A message that must end
         // between blocks and does not was cut short. A compressed message of no bytes at
         // all is taken as empty, and one that ended with a final block (7.2.3.4) without
-        // the extra 0x00 the RFC's example has needs no tail.
-        if (!rc && last && s.in_message && !s.fresh) {
+        // the extra 0x00 the RFC's example has needs no tail. Nor does one whose sender
+        // kept the 00 00 ff ff (its empty stored block already ended it, on a byte
+        // boundary): our tail would be read as a block of its own, cut short.
+        if (!rc && last && s.in_message && !s.fresh && !(s.boundary && s.aligned)) {
             rc = s.feed({kTail, sizeof kTail}, out, limit);
             if (!rc && !s.boundary) rc = close_code::invalid_payload;
         }

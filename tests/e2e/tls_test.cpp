@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/client.hpp"
+#include "e2e/example_process.hpp"
 #include "e2e/sound.hpp"
 #include "tls/certs.hpp"
 #include "vela/tls/context.hpp"
@@ -307,19 +308,6 @@ class TlsApp {
 
     App app;
 };
-
-// A port nothing listens on right now (bound to 0, then closed).
-std::uint16_t free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-    socklen_t len = sizeof sa;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-    ::close(fd);
-    return ntohs(sa.sin_port);
-}
 
 bool accepts(std::uint16_t port) {
     const int fd = connect_loopback(port);

@@ -26,6 +26,7 @@
 #include "sound.hpp"
 #include "tls/certs.hpp"
 #include "vela/vela.hpp"
+#include "vela/ws/deflate.hpp"
 #include "ws/ws_client.hpp"
 #include "ws/ws_server.hpp"
 
@@ -195,6 +196,18 @@ TEST_F(WebSocketE2eHandshake, MissingMalformedOrRepeatedKeyIs400) {
     expect_server_sound(app);
 }
 
+// RFC 6455 4.1: an upgrade sent as HTTP/1.0 once got a 101.
+TEST_F(WebSocketE2eHandshake, Http10UpgradeIs400) {
+    std::string req = ws_upgrade_request("/echo");
+    req.replace(req.find("HTTP/1.1"), 8, "HTTP/1.0");
+    HttpResponse r = refused(req);
+    EXPECT_EQ(r.status, 400);
+    EXPECT_EQ(r.body, "WebSocket needs HTTP/1.1\n");
+    EXPECT_FALSE(r.has_header("Sec-WebSocket-Accept"));
+    EXPECT_FALSE(r.has_header("Upgrade"));
+    expect_server_sound(app);
+}
+
 TEST_F(WebSocketE2eHandshake, OtherVersionIs426NamingVersion13) {
     HttpResponse r =
         refused(ws_upgrade_request("/echo", "Sec-WebSocket-Version: 8\r\n", true, false));
@@ -311,6 +324,35 @@ TEST_F(WebSocketE2eHandshake, DeflatedRepliesCarryRsv1AndAreSmaller) {
     EXPECT_TRUE(f->fin);
     EXPECT_LT(f->payload.size(), msg.size() / 20);
     EXPECT_FALSE(f->masked);
+}
+
+// A client that keeps the 00 00 ff ff tail RFC 7692 7.2.1 says to strip (some do) once got
+// 1007. Its messages, with context kept between them, are echoed.
+TEST_F(WebSocketE2eHandshake, DeflatedMessageWithTheTailKeptIsInflated) {
+    WsClient c = open("/echo", "Sec-WebSocket-Extensions: permessage-deflate\r\n");
+    ws::DeflateParams client;  // the client's compressor: window 15, context kept
+    client.server_no_context_takeover = false;
+    ws::Deflater d(client, ws::DeflateOptions{});
+    ws::DeflateParams server;  // the server's replies: no context kept between them
+    server.client_no_context_takeover = true;
+    ws::Inflater replies(server);
+    for (int i = 0; i < 3; ++i) {
+        const std::string msg = "message " + std::to_string(i) + std::string(300, 'k');
+        std::string z;
+        d.compress(msg, z);
+        if (i != 1) z += std::string_view("\x00\x00\xff\xff", 4);
+        ASSERT_TRUE(c.send_frame(ws::Opcode::text, z, true, true));
+        auto f = c.read_frame();
+        ASSERT_TRUE(f) << c.error();
+        ASSERT_TRUE(f->is(ws::Opcode::text)) << int(f->opcode) << " " << f->close_code();
+        std::string back = f->payload;
+        if (f->rsv1) {
+            back.clear();
+            ASSERT_EQ(replies.inflate(f->payload, true, back, 1 << 20), 0);
+        }
+        EXPECT_EQ(back, msg);
+    }
+    expect_server_sound(app);
 }
 
 // ---- timers ----------------------------------------------------------------------------------

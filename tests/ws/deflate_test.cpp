@@ -370,6 +370,56 @@ TEST(DeflateVectors, FinalBlock) {
     EXPECT_EQ(out, "Hello");
 }
 
+// RFC 7692 7.2.1 says to strip 00 00 ff ff; some senders keep it. Such a message once
+// closed with 1007: the appended tail was read as a stored block of its own, cut short.
+// Node's ws and Python's websockets inflate it, and so do we (context kept across messages,
+// kept and stripped tails mixed, the tail split across pieces).
+TEST(DeflateInflate, SenderKeptTheTail) {
+    DeflateParams p;
+    p.server_no_context_takeover = false;
+    Deflater d(p, DeflateOptions{});
+    DeflateParams ip;
+    ip.client_max_window_bits = p.server_max_window_bits;
+    Inflater in(ip);
+    for (int m = 0; m < 6; ++m) {
+        const std::string msg = random_text(5000 + std::size_t(m) * 777, unsigned(m));
+        std::string z, back;
+        d.compress(msg, z);
+        const bool keep = m % 3 != 2;
+        if (keep) z += "\x00\x00\xff\xff"sv;
+        SCOPED_TRACE(::testing::Message() << "message " << m << (keep ? " kept" : " stripped"));
+        if (m % 2) {  // in pieces, the last one inside the tail
+            const std::size_t cut = z.size() - 2;
+            ASSERT_EQ(in.inflate(std::string_view(z).substr(0, cut), false, back, 1 << 20), 0);
+            ASSERT_EQ(in.inflate(std::string_view(z).substr(cut), true, back, 1 << 20), 0);
+        } else {
+            ASSERT_EQ(inflate_all(in, z, back), 0);
+        }
+        EXPECT_EQ(back, msg);
+    }
+    // The RFC's "Hello" with its tail kept, and the empty message's stored block whole.
+    Inflater fresh(DeflateParams{});
+    std::string out;
+    ASSERT_EQ(inflate_all(fresh, "\xf2\x48\xcd\xc9\xc9\x07\x00\x00\x00\xff\xff"sv, out), 0);
+    EXPECT_EQ(out, "Hello");
+    ASSERT_EQ(inflate_all(fresh, "\x00\x00\x00\xff\xff"sv, out), 0);
+    EXPECT_EQ(out, "");
+}
+
+// A kept tail does not excuse what follows it: a message cut inside a later block, or a
+// wrong stored block after the tail, is still 1007.
+TEST(DeflateInflate, SenderKeptTheTailThenBadBytes) {
+    const std::string_view bad[] = {
+        "\xf2\x48\xcd\xc9\xc9\x07\x00\x00\x00\xff\xff\xf2\x48"sv,  // cut after
+        "\xf2\x48\xcd\xc9\xc9\x07\x00\x00\x00\xff\xff\x00\x05\x00\xfa\xfe"sv,
+    };
+    for (const auto z : bad) {
+        Inflater in(DeflateParams{});
+        std::string out;
+        EXPECT_EQ(inflate_all(in, z, out), close_code::invalid_payload);
+    }
+}
+
 // Regression: restarting after each final block once copied the 32 KB window out and back,
 // so a message of 2-byte empty final blocks cost 16 KB of copying per input byte.
 TEST(DeflateVectors, ManyFinalBlocksStayCheap) {
