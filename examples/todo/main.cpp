@@ -32,9 +32,9 @@
 #include <vector>
 
 #include <vela/db/db.hpp>
+#include <vela/pg_metrics.hpp>
 #include <vela/reactor/blocking.hpp>
 #include <vela/vela.hpp>
-#include <vela/web/pg_metrics.hpp>
 
 #include "cli.hpp"
 

@@ -7,11 +7,11 @@
 #include <cerrno>
 #include <exception>
 
-#include "body_pipe.hpp"
 #include "http2_connection.hpp"
 #include "vela/base/ascii.hpp"
 #include "vela/base/log.hpp"
 #include "vela/http/response_writer.hpp"
+#include "vela/server/body_pipe.hpp"
 #include "ws_connection.hpp"
 
 namespace vela::detail {

@@ -1,6 +1,6 @@
 #include "http2_connection.hpp"
 
-#include "body_pipe.hpp"
+#include "vela/server/body_pipe.hpp"
 
 #include <nghttp2/nghttp2.h>
 #include <sys/socket.h>

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <vector>
 
-#include "body_pipe.hpp"
 #include "vela/base/log.hpp"
 #include "vela/reactor/loop.hpp"
+#include "vela/server/body_pipe.hpp"
 #include "vela/server/stats.hpp"
 
 namespace vela::detail {

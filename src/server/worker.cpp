@@ -1,6 +1,6 @@
 #include "worker.hpp"
 
-#include "body_pipe.hpp"
+#include "vela/server/body_pipe.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -9,7 +9,6 @@
 #include <exception>
 #include <utility>
 
-#include "server/body_pipe.hpp"
 #include "testing/loopback.hpp"
 #include "testing/response_reader.hpp"
 #include "vela/base/ascii.hpp"
@@ -19,6 +18,7 @@
 #include "vela/http/file_body.hpp"
 #include "vela/http/request_parser.hpp"
 #include "vela/http/response_writer.hpp"
+#include "vela/server/body_pipe.hpp"
 #include "vela/server/handler.hpp"
 #include "vela/server/server.hpp"
 

@@ -1,4 +1,4 @@
-// App::metrics with a PostgreSQL pool (vela/web/pg_metrics.hpp), against the real server: the
+// App::metrics with a PostgreSQL pool (vela/pg_metrics.hpp), against the real server: the
 // pool gauges show a connection busy while a handler's statement runs, and idle afterwards.
 
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include "db/servers.hpp"
 #include "e2e/client.hpp"
 #include "vela/db/postgres.hpp"
+#include "vela/pg_metrics.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/pg_metrics.hpp"
 
 namespace vela {
 namespace {

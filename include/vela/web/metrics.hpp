@@ -52,7 +52,7 @@ struct PoolSample {
 
 /// A pool to report as vela_db_pool_*{pool="name"}: `sample` is called on each loop (at each
 /// loop-lag tick) and returns that loop's figures, or nullopt when it has none.
-/// vela/web/pg_metrics.hpp makes one for a PostgreSQL vela::db::Database.
+/// vela/pg_metrics.hpp makes one for a PostgreSQL vela::db::Database.
 struct PoolSource {
     /// The `pool` label.
     std::string name;

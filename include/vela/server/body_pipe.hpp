@@ -1,4 +1,5 @@
 #pragma once
+// Internal (namespace detail): shared by the server's drivers and vela::testing.
 // What the protocol drivers know of bodies streamed from coroutines (stream_body, sse): a
 // pulled piece may be "nothing yet", and a driver that drops a body says so.
 
