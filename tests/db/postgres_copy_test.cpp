@@ -422,5 +422,38 @@ TEST(PostgresCopy, CopiesAndStatementsInterleavedOnASharedPool) {
     });
 }
 
+// A row trigger that raises a 2 KB notice for each row of a 30 MB COPY: the server writes
+// notices faster than it reads rows, fills the client's socket, and stops reading until the
+// client reads. A COPY that, with its own socket full, waited for a writable edge only would
+// wait forever: a readable edge must also wake it, to read the notices.
+TEST(PostgresCopy, ACopyKeepsReadingWhileItsSocketIsFullSoNoticesCannotDeadlockIt) {
+    VELA_NEED_PG(url);
+    with_table(
+        url, 1, "pg_copy_notices", 30s, [&](Database& db, const std::string& t) -> Task<void> {
+            co_await db.run_script(fmt::format(
+                "CREATE OR REPLACE FUNCTION {0}_notice() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$ BEGIN RAISE NOTICE '%', repeat('n', 2000); RETURN NEW; END $$; "
+                "CREATE TRIGGER {0}_notice BEFORE INSERT ON {0} FOR EACH ROW "
+                "EXECUTE FUNCTION {0}_notice()",
+                t));
+            constexpr int kRows = 30000;
+            const std::string filler(1000, 'r');
+            std::vector<std::string> chunks;
+            for (int i = 1; i <= kRows; i += 100) {
+                std::string c;
+                for (int k = i; k < i + 100; ++k) c += fmt::format("{}\t{}\n", k, filler);
+                chunks.push_back(std::move(c));
+            }
+            const auto t0 = std::chrono::steady_clock::now();
+            EXPECT_EQ(
+                co_await pg::copy_in(db, fmt::format("COPY {} FROM STDIN", t), std::move(chunks)),
+                static_cast<std::uint64_t>(kRows));
+            std::printf("[ notices  ] %d rows, each with a 2 KB notice, in %lld ms\n", kRows,
+                        test::ms_since(t0));
+            co_await db.run_script(
+                fmt::format("DROP TRIGGER {0}_notice ON {0}; DROP FUNCTION {0}_notice()", t));
+        });
+}
+
 }  // namespace
 }  // namespace vela::db
