@@ -105,7 +105,16 @@ class ZstdDecoder final : public BoundedDecoder {
 
   private:
     Step step(Io& io) override {
-        ZSTD_inBuffer ib{io.in, io.in_left, 0};
+        // libzstd decodes a frame in one shot, skipping its block-by-block checks, when the
+        // call that completes the frame header also holds the whole frame (zstd_decompress.c,
+        // "single-pass mode"). The two disagree: in 1.5.4 block by block refuses an RLE block
+        // whose content byte exceeds the frame's window (RFC 8878 3.1.1.2, Block_Maximum_Size)
+        // and one shot accepts it, so the answer depended on how the body was split. Handing
+        // the header over one byte at a time means that call never holds a whole frame: every
+        // split decodes block by block.
+        const std::size_t give =
+            header_complete() ? io.in_left : std::min<std::size_t>(io.in_left, 1);
+        ZSTD_inBuffer ib{io.in, give, 0};
         ZSTD_outBuffer ob{io.out, io.out_left, 0};
         const std::size_t rc = ZSTD_decompressStream(dctx_, &ob, &ib);
         // The frame header's first bytes, to check its declared content size at the end.
@@ -134,6 +143,13 @@ class ZstdDecoder final : public BoundedDecoder {
             return Step::end;
         }
         return ob.pos == ob.size ? Step::pending : Step::progress;
+    }
+
+    // True once head_ holds the whole frame header (magic, descriptor and the fields it names).
+    bool header_complete() const noexcept {
+        if (head_len_ < ZSTD_FRAMEHEADERSIZE_PREFIX(ZSTD_f_zstd1)) return false;
+        const std::size_t need = ZSTD_frameHeaderSize(head_, head_len_);
+        return !ZSTD_isError(need) && need <= head_len_;
     }
 
     Meter meter_;

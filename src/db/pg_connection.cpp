@@ -513,6 +513,14 @@ again:
         return close(one_line(PQerrorMessage(conn_)));
     }
     deliver_notifies();  // parsed along with the results
+    // A completion above may have handed the socket to a direct user (a COPY started by the
+    // resumed coroutine, which sent its statement and waits for a readable edge): the bytes
+    // that come now are its own. Reading them here would put them in libpq's buffer and drain
+    // the socket, so the edge the direct user waits for would never come.
+    if (direct_) {
+        in_read_ = false;
+        return;
+    }
     // PQconsumeInput reads once: drain the socket before waiting for the next edge. Also with
     // nothing due: a burst of notifications, or a server's last words (an error then EOF on
     // one edge) would otherwise wait for an edge that never comes.

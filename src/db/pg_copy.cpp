@@ -3,10 +3,11 @@
 // A COPY takes a connection of the calling loop's pool for itself (pg_backend.hpp, Lease),
 // takes it out of pipeline mode (Connection::begin_direct) and drives libpq from the socket's
 // edges: PQputCopyData queues data, and once about kFlushAt bytes are queued PQflush writes
-// them, waiting for writable edges while the socket is full, so at most one chunk more than
-// that sits in memory; PQgetCopyData (async) hands out rows as PQconsumeInput reads them,
-// waiting for readable edges when the socket is empty. Edges are edge-triggered: before
-// waiting for one, ready_now() checks the socket has not been ready all along.
+// them, waiting for an edge of either kind while the socket is full (reading what the server
+// sends meanwhile keeps it reading), so at most one chunk more than that sits in memory;
+// PQgetCopyData (async) hands out rows as PQconsumeInput reads them, waiting for readable
+// edges when the socket is empty. Edges are edge-triggered: before waiting for one,
+// ready_now() checks the socket has not been ready all along.
 //
 // Errors: the server's error (a bad row, an unknown table) fails the COPY; the rest of the
 // data is still sent (libpq reports the error only once the COPY is ended) and discarded by
@@ -173,7 +174,7 @@ class CopyRun final : public DirectUser {
 
     // DirectUser
     void on_edge(bool readable) override {
-        if (!waiter_ || readable != want_readable_) return;
+        if (!waiter_ || (want_ == Want::readable && !readable)) return;
         // The coroutine may end the COPY and drop the last reference to the connection, whose
         // socket callback this is: the loop frees it once the callback has returned.
         conn_->loop().defer([keep = conn_] {});
@@ -186,14 +187,18 @@ class CopyRun final : public DirectUser {
     }
 
   private:
-    // Suspends until the socket's next readable or writable edge (or the connection's end).
+    // The edges a wait is for.
+    enum class Want : std::uint8_t { readable, either };
+    // Suspends until the socket's next edge of the kind wanted (or the connection's end). An
+    // edge of another kind is dropped: every wait first checks that its condition does not hold
+    // already (libpq's state, then ready_now()), so a dropped edge loses nothing.
     struct Edge {
         CopyRun& run;
-        bool readable;
+        Want want;
         bool await_ready() const noexcept { return run.lost_; }
         void await_suspend(std::coroutine_handle<> h) noexcept {
             run.waiter_ = h;
-            run.want_readable_ = readable;
+            run.want_ = want;
         }
         void await_resume() const { run.check_lost(); }
     };
@@ -219,18 +224,22 @@ class CopyRun final : public DirectUser {
         return false;
     }
 
-    // Writes out what libpq holds, waiting for writable edges while the socket is full.
+    // Writes out what libpq holds. While the socket is full it waits for either edge, as
+    // PQflush's documentation asks: the server may be blocked writing to us (a notice from a
+    // trigger on every row) and read nothing more until we read, so with writable edges alone
+    // both sides would wait for ever.
     Task<void> flush() {
         for (;;) {
             const int r = PQflush(pg());
             if (r == 0) co_return;
             if (r < 0) fail_connection();
-            co_await Edge{*this, false};
+            co_await Edge{*this, Want::either};
+            if (ready_now(fd(), POLLIN) && !PQconsumeInput(pg())) fail_connection();
         }
     }
     // Reads what the socket holds, waiting for a readable edge when it holds nothing.
     Task<void> input() {
-        if (!ready_now(fd(), POLLIN)) co_await Edge{*this, true};
+        if (!ready_now(fd(), POLLIN)) co_await Edge{*this, Want::readable};
         if (!PQconsumeInput(pg())) fail_connection();
     }
     Task<void> until_not_busy() {
@@ -258,7 +267,7 @@ class CopyRun final : public DirectUser {
     std::shared_ptr<Connection> conn_;
     const char* what_;
     std::coroutine_handle<> waiter_;
-    bool want_readable_ = false;
+    Want want_ = Want::readable;
     bool lost_ = false;
     bool idle_ = true;  // libpq has no statement going: the pipeline can take over again
     std::string lost_why_;

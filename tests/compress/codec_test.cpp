@@ -229,6 +229,67 @@ TEST(Codec, CorruptTruncatedAndTrailing) {
         DecodeResult::corrupt);
 }
 
+// What a Decoder says of `z` fed in pieces of `step` bytes, ended like decompress(): still
+// wanting input at the end is a truncated body.
+DecodeResult in_pieces(Coding c, std::string_view z, std::size_t step, std::string& out) {
+    auto d = Decoder::create(c);
+    DecodeResult r = DecodeResult::more;
+    for (std::size_t i = 0; i < z.size(); i += step) r = d->write(z.substr(i, step), out, kMiB);
+    return r == DecodeResult::more ? DecodeResult::corrupt : r;
+}
+
+// decompress() on the whole body and a Decoder fed it in pieces give the same answer and the
+// same output, for every split.
+void expect_whole_equals_pieces(Coding c, std::string_view z, DecodeResult want) {
+    std::string whole;
+    EXPECT_EQ(decompress(c, z, whole, kMiB), want);
+    for (const std::size_t step : {1, 2, 3, 7, 64, 1000}) {
+        std::string pieces;
+        EXPECT_EQ(in_pieces(c, z, step, pieces), want) << "pieces of " << step;
+        if (want == DecodeResult::done) {
+            EXPECT_EQ(pieces, whole) << "pieces of " << step;
+        }
+    }
+}
+
+// fuzz_decompress found this zstd frame (its corpus keeps it as
+// regression-zstd-rle-block-over-window): decompress() took it as an empty body while 1-byte
+// pieces called it corrupt. It is single-segment and declares content size 0, so its window is
+// 0, and its first block is RLE, whose one content byte is more than the window allows.
+// libzstd's one-shot path accepted it and its block-by-block path did not; the decoder now
+// always takes the second.
+TEST(Codec, ZstdRleBlockOverAZeroWindowIsCorruptWholeAndInPieces) {
+    const std::string frame(
+        "\x28\xb5\x2f\xfd"   // magic
+        "\x24\x00"           // single segment, checksum; content size 0
+        "\x02\x00\x00\x00"   // RLE block of 0 bytes (content: one byte), not the last
+        "\x01\x00\x00"       // last block: raw, 0 bytes
+        "\x99\xe9\xd8\x51",  // checksum of the empty content
+        17);
+    expect_whole_equals_pieces(Coding::zstd, frame, DecodeResult::corrupt);
+    // The same frame without the RLE block is a valid empty body, whole and in pieces.
+    expect_whole_equals_pieces(Coding::zstd, frame.substr(0, 6) + frame.substr(10),
+                               DecodeResult::done);
+}
+
+// For each coding, whole and piecewise decoding agree on valid, truncated, trailing-garbage and
+// doubled bodies, empty or not.
+TEST(Codec, WholeAndPiecewiseAgree) {
+    for (const Coding c : kCodings) {
+        SCOPED_TRACE(name(c));
+        for (const std::string& in : {std::string(), std::string("a"), text(3000, 21)}) {
+            SCOPED_TRACE(in.size());
+            const std::string z = compress(c, in);
+            expect_whole_equals_pieces(c, z, DecodeResult::done);
+            expect_whole_equals_pieces(c, z.substr(0, z.size() - 1), DecodeResult::corrupt);
+            expect_whole_equals_pieces(c, z + "x", DecodeResult::corrupt);
+            expect_whole_equals_pieces(c, z + std::string(1, '\0'), DecodeResult::corrupt);
+            expect_whole_equals_pieces(c, z + z, DecodeResult::corrupt);
+        }
+        expect_whole_equals_pieces(c, "", DecodeResult::corrupt);
+    }
+}
+
 TEST(Codec, LimitExactlyReached) {
     const std::string in = text(200000, 12);
     for (const Coding c : kCodings) {
