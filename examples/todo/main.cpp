@@ -19,8 +19,6 @@
 // Exit codes: 0 after a graceful shutdown, 1 when the server cannot start (reason logged in
 // one line), 2 for a bad command line.
 
-#include <openssl/evp.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -137,12 +135,11 @@ struct Credentials {
 };
 VELA_REFLECT(Credentials, VELA_REQUIRED(user), VELA_REQUIRED(password))
 
-// A row of the accounts table (hex text: the same column type in SQLite and PostgreSQL).
+// A row of the accounts table: a PHC string from vela::crypto::password_hash.
 struct Account {
-    std::string salt;
     std::string hash;
 };
-VELA_REFLECT(Account, VELA_REQUIRED(salt), VELA_REQUIRED(hash))
+VELA_REFLECT(Account, VELA_REQUIRED(hash))
 
 std::string to_hex(std::string_view bytes) {
     static constexpr char digits[] = "0123456789abcdef";
@@ -155,24 +152,20 @@ std::string to_hex(std::string_view bytes) {
     return out;
 }
 
-// PBKDF2-HMAC-SHA256, in hex. It takes a few milliseconds of CPU, so the handlers run it with
-// vela::run_blocking, off the event loop. A real service would pick a memory-hard hash
-// (scrypt, Argon2) and tune it; the rate limit on the sign-in routes keeps anyone from turning
-// it into a DoS.
-std::string hash_password(std::string_view password, std::string_view salt) {
-    unsigned char out[32];
-    PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
-                      reinterpret_cast<const unsigned char*>(salt.data()),
-                      static_cast<int>(salt.size()), 20'000, EVP_sha256(), sizeof out, out);
-    return to_hex(std::string_view(reinterpret_cast<char*>(out), sizeof out));
-}
-
 // Coroutines here take their arguments by reference to named objects of the caller and keep
 // temporaries out of co_await expressions: GCC 12 miscompiles some non-trivial temporaries
 // that live across a co_await (a closure holding strings passed to run_blocking is freed
 // wrongly).
-vela::Task<std::string> hash_off_loop(const std::string& password, const std::string& salt) {
-    auto work = [password, salt] { return hash_password(password, salt); };
+
+// A password hash (scrypt, tens of milliseconds of CPU) on the blocking pool, off the loop.
+vela::Task<std::string> hash_off_loop(const std::string& password) {
+    auto work = [password] { return vela::crypto::password_hash(password); };
+    co_return co_await vela::run_blocking(std::move(work));
+}
+
+// password_verify on the blocking pool.
+vela::Task<bool> verify_off_loop(const std::string& password, const std::string& hash) {
+    auto work = [password, hash] { return vela::crypto::password_verify(password, hash); };
     co_return co_await vela::run_blocking(std::move(work));
 }
 
@@ -184,24 +177,28 @@ class Store {
 
     // Creates the account; false when the name is taken.
     vela::Task<bool> add_user(const Credentials& c) {
-        const std::string salt = to_hex(vela::crypto::random_bytes(16));
-        const std::string hash = co_await hash_off_loop(c.password, salt);
+        const std::string hash = co_await hash_off_loop(c.password);
         try {
-            co_await db_.execute("INSERT INTO accounts (name, salt, hash) VALUES ($1, $2, $3)",
-                                 c.user, salt, hash);
+            co_await db_.execute("INSERT INTO accounts (name, hash) VALUES ($1, $2)", c.user, hash);
         } catch (const vela::db::UniqueViolation&) {
             co_return false;
         }
         co_return true;
     }
-    // True when the user exists and the password is theirs.
+    // True when the user exists and the password is theirs. A hash made with a lower cost
+    // than today's is replaced, now that the password is known.
     vela::Task<bool> check(const Credentials& c) {
-        const std::optional<Account> a = co_await db_.query_one<Account>(
-            "SELECT salt, hash FROM accounts WHERE name = $1", c.user);
-        // An unknown name costs the same hash, so timing does not tell which names exist.
-        const std::string salt = a ? a->salt : "unknown";
-        const std::string hash = co_await hash_off_loop(c.password, salt);
-        co_return a&& vela::crypto::equal_constant_time(hash, a->hash);
+        const std::optional<Account> a =
+            co_await db_.query_one<Account>("SELECT hash FROM accounts WHERE name = $1", c.user);
+        // An unknown name costs the same verification, so timing does not tell which exist.
+        const std::string& hash = a ? a->hash : unknown_user_hash_;
+        const bool ok = co_await verify_off_loop(c.password, hash);
+        if (!ok || !a) co_return false;
+        if (vela::crypto::needs_rehash(a->hash)) {
+            const std::string fresh = co_await hash_off_loop(c.password);
+            co_await db_.execute("UPDATE accounts SET hash = $2 WHERE name = $1", c.user, fresh);
+        }
+        co_return true;
     }
     vela::Task<std::vector<Todo>> list(const std::string& user) {
         return db_.query_as<Todo>(
@@ -275,46 +272,93 @@ class Store {
 
     vela::db::Database& db_;
     std::string files_;
+    // Checked against for names that do not exist: a hash of a random password.
+    const std::string unknown_user_hash_ =
+        vela::crypto::password_hash(vela::crypto::random_token());
 };
 
 // ---- pages ----------------------------------------------------------------------------------
 
 std::string escape(std::string_view s) { return vela::html_escape(s); }
 
-std::string page(std::string_view title, std::string_view body) {
-    return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + escape(title) +
-           "</title></head><body>\n" + std::string(body) + "</body></html>\n";
+// The pages' stylesheet, served by the app itself at /style.css (no CDN, nothing to fetch).
+constexpr std::string_view kStyle = R"css(:root { --ink: #1f2933; --muted: #697586; --line: #e3e8ef;
+  --accent: #2563eb; --bg: #f5f7fa; font-family: system-ui, sans-serif; color: var(--ink); }
+body { margin: 0; background: var(--bg); }
+header { background: var(--ink); color: #fff; }
+header div { max-width: 40rem; margin: auto; padding: .8rem 1rem; display: flex;
+  align-items: center; gap: 1rem; }
+header strong { font-size: 1.2rem; flex: 1; }
+header span { color: #cbd2d9; }
+main { max-width: 40rem; margin: 1.5rem auto; padding: 0 1rem; }
+.card { background: #fff; border: 1px solid var(--line); border-radius: 10px;
+  padding: 1.2rem; margin-bottom: 1rem; box-shadow: 0 1px 2px rgb(0 0 0 / 5%); }
+h1, h2 { margin: 0 0 .8rem; font-size: 1.1rem; }
+p.note { color: var(--muted); margin: 0 0 .8rem; }
+p.error { color: #b42318; background: #fef3f2; border-radius: 6px; padding: .5rem .8rem; }
+form { display: flex; align-items: center; gap: .5rem; flex-wrap: wrap; margin: 0; }
+input { flex: 1; min-width: 8rem; padding: .5rem .6rem; border: 1px solid #cdd5df;
+  border-radius: 6px; font: inherit; }
+input[type=file] { flex: none; width: 13rem; border: 0; padding: 0; font-size: .8rem; }
+button { padding: .5rem .9rem; border: 0; border-radius: 6px; background: var(--accent);
+  color: #fff; font: inherit; cursor: pointer; }
+button.quiet { background: #e3e8ef; color: var(--ink); }
+header button { background: transparent; border: 1px solid #52606d; }
+ul.todos { list-style: none; margin: 0 0 1rem; padding: 0; }
+ul.todos li { display: flex; align-items: center; gap: .6rem; flex-wrap: wrap;
+  padding: .6rem 0; border-bottom: 1px solid var(--line); }
+ul.todos li .title { flex: 1; }
+ul.todos li.done .title { color: var(--muted); text-decoration: line-through; }
+ul.todos form { flex: none; }
+a { color: var(--accent); }
+.empty { color: var(--muted); }
+)css";
+
+// A page: the app's header (with the signed-in user and a log-out button) over `body`.
+std::string page(std::string_view title, std::string_view body, std::string_view user = {}) {
+    std::string head = "<header><div><strong>Todo</strong>";
+    if (!user.empty())
+        head += "<span>" + escape(user) +
+                "</span><form method=\"post\" action=\"/logout\"><button>log out</button></form>";
+    head += "</div></header>\n";
+    return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>" +
+           escape(title) + "</title><link rel=\"stylesheet\" href=\"/style.css\"></head><body>\n" +
+           head + "<main>\n" + std::string(body) + "</main></body></html>\n";
 }
 
 std::string login_page(std::string_view message = {}) {
-    std::string b = "<h1>Todo</h1>\n";
-    if (!message.empty()) b += "<p><strong>" + escape(message) + "</strong></p>\n";
-    for (std::string_view action : {"login", "register"})
-        b += "<form method=\"post\" action=\"/" + std::string(action) +
-             "\"><input name=\"user\" placeholder=\"user\"> <input name=\"password\" "
-             "type=\"password\" placeholder=\"password\"> <button>" +
-             std::string(action) + "</button></form>\n";
+    std::string b;
+    if (!message.empty()) b += "<p class=\"error\">" + escape(message) + "</p>\n";
+    const std::pair<std::string_view, std::string_view> forms[] = {
+        {"login", "Sign in"}, {"register", "New here? Create an account"}};
+    for (const auto& [action, heading] : forms)
+        b += "<section class=\"card\"><h2>" + std::string(heading) +
+             "</h2><form method=\"post\" action=\"/" + std::string(action) +
+             "\"><input name=\"user\" placeholder=\"user\" autocomplete=\"username\"> <input "
+             "name=\"password\" type=\"password\" placeholder=\"password\"> <button>" +
+             std::string(action) + "</button></form></section>\n";
     return page("Todo: sign in", b);
 }
 
 std::string list_page(const std::string& user, const std::vector<Todo>& todos) {
-    std::string b = "<h1>" + escape(user) + "'s todos</h1>\n<ul>\n";
+    std::string b = "<section class=\"card\"><h1>Your todos</h1>\n";
+    if (todos.empty()) b += "<p class=\"empty\">Nothing to do yet: add something below.</p>\n";
+    b += "<ul class=\"todos\">\n";
     for (const Todo& t : todos) {
         const std::string id = std::to_string(t.id);
-        b += "<li>" + std::string(t.done ? "<s>" : "") + escape(t.title) + (t.done ? "</s>" : "") +
-             " <form method=\"post\" action=\"/todos/" + id +
-             "/toggle\" style=\"display:inline\"><button>" + (t.done ? "undo" : "done") +
-             "</button></form>";
+        b += "<li" + std::string(t.done ? " class=\"done\"" : "") + "><span class=\"title\">" +
+             escape(t.title) + "</span><form method=\"post\" action=\"/todos/" + id +
+             "/toggle\"><button class=\"quiet\">" + (t.done ? "undo" : "done") + "</button></form>";
         if (t.attachment)
             b += " <a href=\"/todos/" + id + "/attachment\">" + escape(*t.attachment) + "</a>";
         b += " <form method=\"post\" action=\"/todos/" + id +
-             "/attachment\" enctype=\"multipart/form-data\" style=\"display:inline\"><input "
-             "type=\"file\" name=\"file\"><button>attach</button></form></li>\n";
+             "/attachment\" enctype=\"multipart/form-data\"><input type=\"file\" "
+             "name=\"file\"><button class=\"quiet\">attach</button></form></li>\n";
     }
     b += "</ul>\n<form method=\"post\" action=\"/todos\"><input name=\"title\" "
-         "placeholder=\"new todo\"> <button>add</button></form>\n"
-         "<form method=\"post\" action=\"/logout\"><button>log out</button></form>\n";
-    return page("Todo", b);
+         "placeholder=\"new todo\"> <button>add</button></form></section>\n";
+    return page("Todo", b, user);
 }
 
 vela::Response see_other(std::string_view location) {
@@ -333,23 +377,6 @@ std::string api_user(vela::Request& req) {
     std::optional<std::string> u = user_of(req);
     if (!u) throw vela::HttpError(vela::Status::Unauthorized, "sign in first");
     return *u;
-}
-
-// Applies the migrations on a loop of its own, before the server starts; the number applied.
-std::size_t migrate(vela::db::Database& db, const std::string& folder) {
-    std::optional<std::size_t> applied;
-    std::exception_ptr error;
-    vela::Loop loop;
-    loop.post([&] {
-        vela::start(db.migrate(folder), [&](std::optional<std::size_t> n, std::exception_ptr e) {
-            applied = n;
-            error = e;
-            loop.stop();
-        });
-    });
-    loop.run();
-    if (error) std::rethrow_exception(error);
-    return *applied;
 }
 
 // The configuration file (or the VELA_* variables alone) and the [todo] table with the command
@@ -400,7 +427,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        const std::size_t n = migrate(*db, opts.migrations);
+        // Before the server starts, on a loop of its own.
+        const std::size_t n = vela::block_on(db->migrate(opts.migrations));
         vela::log::info("todo: {} database ready ({} new migrations applied from {})",
                         db->backend_name(), n, opts.migrations);
     } catch (const std::exception& e) {
@@ -451,62 +479,80 @@ int main(int argc, char** argv) {
     app.use(vela::security_headers());
     app.use(vela::sessions());
 
-    // Pages.
-    app.get("/", [&store](vela::Request& req) -> vela::Task<vela::Response> {
-        const std::optional<std::string> user = user_of(req);
-        if (!user) co_return vela::Response::html(login_page());
-        const std::vector<Todo> todos = co_await store.list(*user);
-        co_return vela::Response::html(list_page(*user, todos));
-    });
+    // Pages: HTML forms for a browser, hidden from the OpenAPI document (the JSON API under
+    // /api is what it describes).
+    app.get("/",
+            [&store](vela::Request& req) -> vela::Task<vela::Response> {
+                const std::optional<std::string> user = user_of(req);
+                if (!user) co_return vela::Response::html(login_page());
+                const std::vector<Todo> todos = co_await store.list(*user);
+                co_return vela::Response::html(list_page(*user, todos));
+            })
+        .hidden();
+    app.get("/style.css",
+            [] {
+                vela::Response r = vela::Response::with_body(vela::Status::OK, std::string(kStyle),
+                                                             "text/css; charset=utf-8");
+                r.add_header("Cache-Control", "public, max-age=3600");
+                return r;
+            })
+        .hidden();
     // Sign-in routes: five attempts per minute per client address.
     auto auth = app.group("/");
     auth.use(vela::rate_limit({.rate = 5, .period = std::chrono::minutes(1)}));
     auth.post(
-        "/register",
-        [&store](vela::Request& req, vela::Form<Credentials> c) -> vela::Task<vela::Response> {
-            if (c->user.empty() || c->user.size() > 64 || c->password.size() < 8)
-                co_return vela::Response::html(
-                    login_page("pick a user name (up to 64 bytes) and 8+ characters"),
-                    vela::Status::BadRequest);
-            const bool added = co_await store.add_user(*c);
-            if (!added)
-                co_return vela::Response::html(login_page("that name is taken"),
-                                               vela::Status::Conflict);
-            vela::Session& s = vela::session(req);
-            s.regenerate();
-            s.set("user", c->user);
-            co_return see_other("/");
-        });
+            "/register",
+            [&store](vela::Request& req, vela::Form<Credentials> c) -> vela::Task<vela::Response> {
+                if (c->user.empty() || c->user.size() > 64 || c->password.size() < 8)
+                    co_return vela::Response::html(
+                        login_page("pick a user name (up to 64 bytes) and 8+ characters"),
+                        vela::Status::BadRequest);
+                const bool added = co_await store.add_user(*c);
+                if (!added)
+                    co_return vela::Response::html(login_page("that name is taken"),
+                                                   vela::Status::Conflict);
+                vela::Session& s = vela::session(req);
+                s.regenerate();
+                s.set("user", c->user);
+                co_return see_other("/");
+            })
+        .hidden();
     auth.post(
-        "/login",
-        [&store](vela::Request& req, vela::Form<Credentials> c) -> vela::Task<vela::Response> {
-            const bool ok = co_await store.check(*c);
-            if (!ok)
-                co_return vela::Response::html(login_page("wrong user or password"),
-                                               vela::Status::Unauthorized);
-            vela::Session& s = vela::session(req);
-            s.regenerate();  // a new id on privilege change: no session fixation
-            s.set("user", c->user);
-            co_return see_other("/");
-        });
-    app.post("/logout", [](vela::Request& req) {
-        vela::session(req).destroy();
-        return see_other("/");
-    });
+            "/login",
+            [&store](vela::Request& req, vela::Form<Credentials> c) -> vela::Task<vela::Response> {
+                const bool ok = co_await store.check(*c);
+                if (!ok)
+                    co_return vela::Response::html(login_page("wrong user or password"),
+                                                   vela::Status::Unauthorized);
+                vela::Session& s = vela::session(req);
+                s.regenerate();  // a new id on privilege change: no session fixation
+                s.set("user", c->user);
+                co_return see_other("/");
+            })
+        .hidden();
+    app.post("/logout",
+             [](vela::Request& req) {
+                 vela::session(req).destroy();
+                 return see_other("/");
+             })
+        .hidden();
     app.post("/todos",
              [&store](vela::Request& req, vela::Form<NewTodo> t) -> vela::Task<vela::Response> {
                  const std::optional<std::string> user = user_of(req);
                  if (!user) co_return see_other("/");
                  if (!t->title.empty()) co_await store.add(*user, t->title);
                  co_return see_other("/");
-             });
-    app.post("/todos/{id:int}/toggle", [&store](vela::Request& req) -> vela::Task<vela::Response> {
-        const std::optional<std::string> user = user_of(req);
-        if (!user) co_return see_other("/");
-        const bool found = co_await store.toggle(*user, *req.param_int("id"));
-        if (!found) co_return vela::Status::NotFound;
-        co_return see_other("/");
-    });
+             })
+        .hidden();
+    app.post("/todos/{id:int}/toggle",
+             [&store](vela::Request& req) -> vela::Task<vela::Response> {
+                 const std::optional<std::string> user = user_of(req);
+                 if (!user) co_return see_other("/");
+                 const bool found = co_await store.toggle(*user, *req.param_int("id"));
+                 if (!found) co_return vela::Status::NotFound;
+                 co_return see_other("/");
+             })
+        .hidden();
     // Attachments: the body streams to a temporary file, then moves under --data.
     app.streaming(vela::Method::POST, "/todos/{id:int}/attachment",
                   [&store](vela::Request& req) -> vela::Task<vela::Response> {
@@ -522,7 +568,8 @@ int main(int argc, char** argv) {
                       const bool found = co_await store.attach(*user, id, *f, name);
                       if (!found) co_return vela::Status::NotFound;
                       co_return see_other("/");
-                  });
+                  })
+        .hidden();
     app.get("/todos/{id:int}/attachment",
             [&store](vela::Request& req) -> vela::Task<vela::Response> {
                 const std::optional<std::string> user = user_of(req);
@@ -530,7 +577,8 @@ int main(int argc, char** argv) {
                 auto a = co_await store.attachment(*user, *req.param_int("id"));
                 if (!a) co_return vela::Status::NotFound;
                 co_return vela::Response::file(a->second, {.download_name = a->first});
-            });
+            })
+        .hidden();
 
     // The JSON API, for a front end on another origin (cookies included).
     auto api = app.group("/api");

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -27,7 +28,9 @@
 #include "db/sqlite_support.hpp"
 #include "e2e/client.hpp"
 #include "e2e/process.hpp"
+#include "vela/crypto/password.hpp"
 #include "vela/db/db.hpp"
+#include "vela/reactor/block_on.hpp"
 
 #ifdef VELA_TODO_BINARY
 
@@ -134,7 +137,15 @@ class TodoApp : public ::testing::Test {
 
 void TodoApp::whole_visit() {
     // Not signed in: the sign-in page, and the API says 401 as problem+json.
-    EXPECT_NE(curl(url("/")).find("<form method=\"post\" action=\"/login\">"), std::string::npos);
+    const std::string home = curl(url("/"));
+    EXPECT_NE(home.find("<form method=\"post\" action=\"/login\">"), std::string::npos);
+    // Its own stylesheet, linked from the page and served as CSS (no CDN).
+    EXPECT_NE(home.find("<link rel=\"stylesheet\" href=\"/style.css\">"), std::string::npos)
+        << home;
+    const std::string css = curl("-i " + url("/style.css"));
+    EXPECT_NE(css.find("HTTP/1.1 200"), std::string::npos) << css;
+    EXPECT_NE(css.find("Content-Type: text/css; charset=utf-8"), std::string::npos) << css;
+    EXPECT_NE(css.find("header {"), std::string::npos) << css;
     const std::string anon = curl("-i " + url("/api/todos"));
     EXPECT_NE(anon.find("HTTP/1.1 401"), std::string::npos) << anon;
     EXPECT_NE(anon.find("application/problem+json"), std::string::npos);
@@ -159,7 +170,9 @@ void TodoApp::whole_visit() {
     EXPECT_EQ(curl(url("/api/todos")),
               "[{\"id\":1,\"title\":\"Buy milk & eggs\",\"done\":false},"
               "{\"id\":2,\"title\":\"Write docs\",\"done\":false}]");
-    EXPECT_NE(curl(url("/")).find("Buy milk &amp; eggs"), std::string::npos);  // escaped
+    const std::string list = curl(url("/"));
+    EXPECT_NE(list.find("Buy milk &amp; eggs"), std::string::npos);  // escaped
+    EXPECT_NE(list.find("<link rel=\"stylesheet\" href=\"/style.css\">"), std::string::npos);
 
     // A JSON body without the required title: 400 problem+json naming it.
     const std::string bad =
@@ -270,6 +283,13 @@ TEST_F(TodoApp, AWholeVisit) {
 TEST_F(TodoApp, DataSurvivesARestart) {
     restart_keeps_the_data({});
     EXPECT_TRUE(std::filesystem::is_regular_file(data() + "/todo.db"));
+    // The password is stored as a PHC scrypt string (salt and cost inside), nothing else.
+    db::Database db("sqlite://" + data() + "/todo.db");
+    const std::optional<std::string> hash =
+        block_on(db.query_one<std::string>("SELECT hash FROM accounts WHERE name = 'bob'"));
+    ASSERT_TRUE(hash);
+    EXPECT_TRUE(hash->starts_with("$scrypt$ln=15,r=8,p=1$")) << *hash;
+    EXPECT_TRUE(crypto::password_verify("battery-staple", *hash));
 }
 
 TEST_F(TodoApp, StartErrorsAreOneLine) {
@@ -296,6 +316,12 @@ void TodoApp::operations() {
     EXPECT_NE(doc.find("\"/api/todos/{id}\""), std::string::npos) << doc;
     EXPECT_NE(doc.find("\"summary\":\"List your todos\""), std::string::npos) << doc;
     EXPECT_NE(doc.find("\"Todo\""), std::string::npos) << doc;  // a named component
+    EXPECT_NE(doc.find("\"/api/todos\""), std::string::npos) << doc;
+    // The HTML pages and their form routes are not the JSON API: left out.
+    for (const char* page :
+         {"\"/\"", "\"/style.css\"", "\"/login\"", "\"/register\"", "\"/logout\"", "\"/todos\"",
+          "\"/todos/{id}/toggle\"", "\"/todos/{id}/attachment\""})
+        EXPECT_EQ(doc.find(page), std::string::npos) << page << " in " << doc;
     const std::string file = (dir_ / "openapi.json").string();
     std::ofstream(file) << doc;
     Ran valid =
