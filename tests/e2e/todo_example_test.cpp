@@ -27,6 +27,7 @@
 #include "db/servers.hpp"
 #include "db/sqlite_support.hpp"
 #include "e2e/client.hpp"
+#include "e2e/example_process.hpp"
 #include "e2e/process.hpp"
 #include "vela/crypto/password.hpp"
 #include "vela/db/db.hpp"
@@ -44,19 +45,6 @@ std::string slurp(const std::string& path) {
     return s.str();
 }
 
-// A port nobody listens on right now.
-std::uint16_t free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-    socklen_t len = sizeof sa;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-    ::close(fd);
-    return ntohs(sa.sin_port);
-}
-
 class TodoApp : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -71,48 +59,13 @@ class TodoApp : public ::testing::Test {
     }
     // Starts the example on a new port with --data, --access-log and `extra` options.
     void start(std::initializer_list<std::string> extra = {}) {
-        port_ = free_port();
-        std::vector<std::string> args = {VELA_TODO_BINARY,
-                                         "--port",
-                                         std::to_string(port_),
-                                         "--threads",
-                                         "2",
-                                         "--data",
-                                         data(),
-                                         "--access-log",
-                                         (dir_ / "access.log").string()};
+        std::vector<std::string> args = {
+            "--threads", "2", "--data", data(), "--access-log", (dir_ / "access.log").string()};
         args.insert(args.end(), extra);
-        std::vector<char*> argv;
-        for (std::string& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            const int null = ::open("/dev/null", O_WRONLY);
-            ::dup2(null, 1);
-            ::execv(VELA_TODO_BINARY, argv.data());
-            ::_exit(127);
-        }
-        for (int i = 0; i < 200; ++i) {  // up to 10 s
-            Client c = Client::tcp(port_);
-            if (c.connected()) return;
-            int status = 0;
-            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-                pid_ = -1;
-                FAIL() << "the todo example exited at start, status " << status;
-            }
-            std::this_thread::sleep_for(Ms{50});
-        }
-        FAIL() << "the todo example did not start";
+        app_.start(VELA_TODO_BINARY, std::move(args));
     }
     // Stops it with SIGTERM; it must exit with 0 (a graceful shutdown).
-    void stop() {
-        if (pid_ <= 0) return;
-        ::kill(pid_, SIGTERM);
-        int status = 0;
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
-    }
+    void stop() { app_.stop(); }
     std::string curl(const std::string& args) {
         return shell("curl -sS --max-time 10 -b " + jar() + " -c " + jar() + " " + args + " 2>&1");
     }
@@ -120,9 +73,7 @@ class TodoApp : public ::testing::Test {
     std::string code(const std::string& args) {
         return curl("-o /dev/null -w '%{http_code}' " + args);
     }
-    std::string url(std::string_view path) const {
-        return "http://127.0.0.1:" + std::to_string(port_) + std::string(path);
-    }
+    std::string url(std::string_view path) const { return app_.url(path); }
     std::string jar() const { return (dir_ / "jar").string(); }
     std::string data() const { return (dir_ / "data").string(); }
 
@@ -131,8 +82,7 @@ class TodoApp : public ::testing::Test {
     void restart_keeps_the_data(std::initializer_list<std::string> extra);
 
     std::filesystem::path dir_;
-    std::uint16_t port_ = 0;
-    pid_t pid_ = -1;
+    ExampleProcess app_;
 };
 
 void TodoApp::whole_visit() {
