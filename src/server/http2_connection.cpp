@@ -161,6 +161,14 @@ StreamPool& spare_streams() {
     return pool;
 }
 
+// A 32-bit big-endian field of a frame header.
+std::uint32_t load_be32(const std::uint8_t* p) noexcept {
+    std::uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap32(v);
+    return v;
+}
+
 Http2Connection& self(void* user) { return *static_cast<Http2Connection*>(user); }
 
 int cb_begin_headers(nghttp2_session*, const nghttp2_frame* f, void* user) {
@@ -570,15 +578,16 @@ bool Http2Connection::feed() {
     const auto* p = reinterpret_cast<const std::uint8_t*>(in_.data());
     const std::size_t n = in_.size();
     std::size_t pos = 0, fed = 0;
+    std::uint32_t left = scan_left_;
     bool ok = true;
-    while (ok) {
-        const std::size_t skip = std::min<std::size_t>(scan_left_, n - pos);
+    for (;;) {
+        const std::size_t skip = std::min<std::size_t>(left, n - pos);
         pos += skip;
-        scan_left_ -= static_cast<std::uint32_t>(skip);
+        left -= static_cast<std::uint32_t>(skip);
         if (pos == n) break;
         const std::uint8_t* head;
         std::size_t start;
-        if (scan_have_ == 0 && n - pos >= sizeof scan_head_) {
+        if (scan_have_ == 0 && n - pos >= sizeof scan_head_) [[likely]] {
             head = p + pos;
             start = pos;
             pos += sizeof scan_head_;
@@ -592,8 +601,22 @@ bool Http2Connection::feed() {
             scan_have_ = 0;
             head = scan_head_;
         }
-        ok = check_frame(head, p, fed, start);
+        const std::uint32_t word = load_be32(head);  // length (24 bits), type
+        left = word >> 8;
+        const auto type = static_cast<std::uint8_t>(word);
+        if (type == NGHTTP2_HEADERS) {
+            // A new stream, the common case. (An even id is nghttp2's PROTOCOL_ERROR.)
+            const auto id = static_cast<std::int32_t>(load_be32(head + 5) & 0x7fffffffu);
+            if (id > max_client_id_) {
+                if (id & 1) max_client_id_ = id;
+                continue;
+            }
+        } else if (type != NGHTTP2_DATA && type != NGHTTP2_CONTINUATION) {
+            continue;
+        }
+        if (!(ok = check_frame(head, p, fed, start))) break;
     }
+    scan_left_ = left;
     if (ok && fed < n) ok = deliver(p + fed, n - fed);
     in_feed_ = false;
     in_.clear();
@@ -629,23 +652,17 @@ bool Http2Connection::connection_error(std::uint32_t error, const char* why) {
     return false;
 }
 
-// One frame header from the client; `start` is where the frame begins in `chunk`, of which
+// One DATA, CONTINUATION or HEADERS (not opening a stream) frame header from the client, out of
+// line: `start` is where the frame begins in `chunk`, of which
 // the first `fed` bytes went to nghttp2. False once the connection is in error.
-bool Http2Connection::check_frame(const std::uint8_t* head, const std::uint8_t* chunk,
-                                  std::size_t& fed, std::size_t start) {
-    const std::uint32_t len = std::uint32_t{head[0]} << 16 | std::uint32_t{head[1]} << 8 | head[2];
+[[gnu::noinline]] bool Http2Connection::check_frame(const std::uint8_t* head,
+                                                    const std::uint8_t* chunk, std::size_t& fed,
+                                                    std::size_t start) {
+    const std::uint32_t len = load_be32(head) >> 8;
     const std::uint8_t type = head[3];
-    const auto id = static_cast<std::int32_t>(std::uint32_t{head[5] & 0x7fu} << 24 |
-                                              std::uint32_t{head[6]} << 16 |
-                                              std::uint32_t{head[7]} << 8 | head[8]);
-    scan_left_ = len;
+    const auto id = static_cast<std::int32_t>(load_be32(head + 5) & 0x7fffffffu);
     switch (type) {
-        case NGHTTP2_HEADERS:
-            // A new stream (the common case) or an even id (nghttp2's PROTOCOL_ERROR).
-            if (id > max_client_id_) {
-                if (id & 1) max_client_id_ = id;
-                return true;
-            }
+        case NGHTTP2_HEADERS:  // feed() let through the streams it opens
             break;
         case NGHTTP2_DATA:
             if (id > max_client_id_) return true;  // an idle stream: nghttp2's PROTOCOL_ERROR
@@ -819,17 +836,18 @@ int Http2Connection::on_stream_close(std::int32_t id, std::uint32_t) {
 }
 
 int Http2Connection::on_frame_sent(std::uint8_t type, std::uint8_t flags, std::int32_t id) {
-    // A stream refused before it opened (REFUSED_STREAM) has no on_stream_close: its late
-    // frames are to be ignored all the same.
-    if (type == NGHTTP2_RST_STREAM && !nghttp2_session_get_stream_user_data(session_, id) &&
-        closed_streams_.find(id) == ClosedStreams::How::unknown)
-        closed_streams_.remember(id, ClosedStreams::How::reset_by_server);
     // RFC 9113 8.1: a response complete before its request (413, 431) ends the stream with
     // RST_STREAM NO_ERROR so the client stops sending the body.
     if ((type == NGHTTP2_DATA || type == NGHTTP2_HEADERS) && (flags & NGHTTP2_FLAG_END_STREAM)) {
         auto* s = static_cast<H2Stream*>(nghttp2_session_get_stream_user_data(session_, id));
         if (s && !s->request_done)
             nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_NO_ERROR);
+    } else if (type == NGHTTP2_RST_STREAM) [[unlikely]] {
+        // A stream refused before it opened (REFUSED_STREAM) has no on_stream_close: its late
+        // frames are to be ignored all the same.
+        if (!nghttp2_session_get_stream_user_data(session_, id) &&
+            closed_streams_.find(id) == ClosedStreams::How::unknown)
+            closed_streams_.remember(id, ClosedStreams::How::reset_by_server);
     }
     return 0;
 }
