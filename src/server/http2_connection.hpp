@@ -53,6 +53,47 @@ bool base64url_decode(std::string_view in, std::string& out);
 
 struct H2Stream;
 
+/// The client's streams that closed last and how (RFC 9113 5.1: a frame on a closed stream is
+/// an error or is ignored depending on who ended it). A fixed record per connection instead of
+/// nghttp2's closed streams (up to max_concurrent_streams stream objects): a few hundred bytes,
+/// and a frame on a stream that closed longer ago is treated as on a stream never opened, which
+/// 5.1 allows ("MAY choose to limit the period").
+class ClosedStreams {
+  public:
+    enum class How : std::uint8_t { unknown, ended, reset_by_client, reset_by_server };
+    /// Records that stream `id` closed: `ended` after the client's END_STREAM, otherwise by
+    /// the side that sent RST_STREAM.
+    void remember(std::int32_t id, How how) noexcept {
+        if (how == How::ended) {
+            ended_[ended_next_++ % kEnded] = id;
+        } else {
+            resets_[resets_next_++ % kResets] = {id, how};
+        }
+    }
+    /// How `id` closed, or `unknown` (never opened, or closed before the last ones recorded).
+    How find(std::int32_t id) const noexcept {
+        for (const Reset& r : resets_)
+            if (r.id == id) return r.how;
+        for (std::int32_t e : ended_)
+            if (e == id) return How::ended;
+        return How::unknown;
+    }
+
+  private:
+    // Resets are rare and keep their own record, so that a burst of completed requests does not
+    // push out a stream the server reset, whose late frames must be ignored.
+    static constexpr std::size_t kEnded = 32;
+    static constexpr std::size_t kResets = 16;
+    struct Reset {
+        std::int32_t id = 0;
+        How how = How::unknown;
+    };
+    std::int32_t ended_[kEnded] = {};
+    Reset resets_[kResets] = {};
+    std::uint32_t ended_next_ = 0;
+    std::uint32_t resets_next_ = 0;
+};
+
 class Http2Connection final : public Connection {
   public:
     /// Takes over a socket from the HTTP/1.1 driver: `unread` holds bytes already read (the
@@ -99,6 +140,11 @@ class Http2Connection final : public Connection {
         return tls_ ? tls_->write(v, n) : loop_.io().write_from(io_, v, n);
     }
     bool feed();
+    bool deliver(const std::uint8_t* data, std::size_t len);
+    bool check_frame(const std::uint8_t* head, const std::uint8_t* chunk, std::size_t& fed,
+                     std::size_t start);
+    bool frame_on_closed_stream(std::uint8_t type, std::int32_t id);
+    bool connection_error(std::uint32_t error, const char* why);
     void run_ready();
     void dispatch(H2Stream& s);
     bool build_request(H2Stream& s);
@@ -131,6 +177,15 @@ class Http2Connection final : public Connection {
     std::size_t stream_count_ = 0;
     H2Stream* upgraded_ = nullptr;  // stream 1 of an upgrade, until start() opens it
     std::string upgrade_settings_;
+    // RFC 9113 rules nghttp2 does not apply, checked on frame headers as they come in (see
+    // feed): the bytes left of the preface or of the current frame's payload, a frame header
+    // split between reads, the highest stream id the client opened, closed streams.
+    std::uint32_t scan_left_ = static_cast<std::uint32_t>(kH2Preface.size());
+    std::uint8_t scan_have_ = 0;
+    std::uint8_t scan_head_[9] = {};
+    std::int32_t max_client_id_ = 0;
+    std::int32_t reset_by_client_ = 0;  // the stream of the RST_STREAM being received
+    ClosedStreams closed_streams_;
     std::uint64_t deadline_ms_ = 0;
     std::size_t control_frames_ = 0;
     bool closed_ = false;

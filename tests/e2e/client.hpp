@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "tls/certs.hpp"
 #include "vela/net/socket.hpp"
 #include "vela/server/server.hpp"
 #include "vela/vela.hpp"
@@ -534,6 +535,19 @@ inline void add_basic_routes(App& app) {
 inline void start_app(App& app, unsigned threads = 1, std::string_view endpoint = "127.0.0.1:0") {
     app.listen(endpoint);
     app.start(threads);
+}
+
+/// Starts `app` on one loop with a plain loopback port (index 0) and, when `tls`, a TLS port
+/// (index 1) with the test EC certificate (clients trust test::test_certs().ca).
+inline void start_app_with_tls(App& app, bool tls) {
+    app.listen("127.0.0.1:0");
+    if (tls) {
+        TlsOptions t;
+        t.cert = test::test_certs().server_ec_cert;
+        t.key = test::test_certs().server_ec_key;
+        app.listen_tls("127.0.0.1:0", std::move(t));
+    }
+    app.start(1);
 }
 
 }  // namespace vela::e2e

@@ -328,14 +328,7 @@ class CompressionApp : public ::testing::Test {
                 SseOptions{.heartbeat = Ms{0}});
         });
         app.static_files("/files", dir.path());
-        app.listen("127.0.0.1:0");
-        if (with_tls) {
-            TlsOptions t;
-            t.cert = test::test_certs().server_ec_cert;
-            t.key = test::test_certs().server_ec_key;
-            app.listen_tls("127.0.0.1:0", std::move(t));
-        }
-        app.start(1);
+        start_app_with_tls(app, with_tls);
         port = app.port();
     }
 

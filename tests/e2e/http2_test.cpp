@@ -25,6 +25,7 @@
 #include "client.hpp"
 #include "process.hpp"
 #include "sound.hpp"
+#include "tls/certs.hpp"
 #include "vela/vela.hpp"
 
 #ifndef VELA_SOURCE_DIR
@@ -51,6 +52,7 @@ constexpr int kNoError = 0;
 constexpr int kProtocolError = 1;
 constexpr int kInternalError = 2;
 constexpr int kFlowControlError = 3;
+constexpr int kStreamClosed = 5;
 constexpr int kFrameSizeError = 6;
 constexpr int kCancel = 8;
 constexpr int kEnhanceYourCalm = 11;
@@ -250,22 +252,33 @@ class Http2E2e : public ::testing::Test {
         app.post("/upload", [](Request& r) {
             return std::to_string(r.body().size()) + ":" + std::to_string(fnv1a(r.body()));
         });
-        start_app(app);
+        start_app_with_tls(app, with_tls);
         port = app.port();
+        if (with_tls) tls_port = app.port(1);
+    }
+
+    // probe.py over h2c, or over TLS (h2 by ALPN) when `tls`; start() after with_tls = true.
+    Probe probe_over(bool tls, const std::string& args) {
+        return tls ? probe(tls_port, args + " --tls=" + test::test_certs().ca) : probe(port, args);
     }
 
     // A fresh connection over HTTP/1.1 and another over h2c both get 200.
     void expect_sound() {
         expect_server_sound(app);
         if (have_probe()) {
-            Probe p = probe(port, "request GET /hello");
-            EXPECT_EQ(p.get("status"), "200") << p.out;
-            EXPECT_EQ(p.get("body"), "Hello, World!") << p.out;
+            for (bool tls : {false, true}) {
+                if (tls && !with_tls) break;
+                Probe p = probe_over(tls, "request GET /hello");
+                EXPECT_EQ(p.get("status"), "200") << p.out;
+                EXPECT_EQ(p.get("body"), "Hello, World!") << p.out;
+            }
         }
     }
 
     App app;
     std::uint16_t port = 0;
+    bool with_tls = false;  // a TLS port beside the plain one (tls_port)
+    std::uint16_t tls_port = 0;
     std::atomic<int> invocations{0};
 };
 
@@ -773,6 +786,114 @@ TEST_F(Http2E2e, GracefulStopSendsGoawayAndFinishesStreamInFlight) {
     EXPECT_EQ(kv["body"], "slept") << out;
     EXPECT_EQ(kv["rst"], "none") << out;
     EXPECT_EQ(kv["closed"], "1") << out;
+}
+
+// ---- 4. Stream states and frame sizes (RFC 9113 4.2, 5.1, 5.1.1), over h2c and TLS ----------
+
+// Both sides ended stream 1 (request with END_STREAM, response complete): DATA or HEADERS on it
+// is a connection error STREAM_CLOSED (5.1, "closed": "any frames after receiving a frame with
+// the END_STREAM flag set").
+TEST_F(Http2E2e, FrameOnStreamBothSidesEndedIsConnectionErrorStreamClosed) {
+    REQUIRE_PROBE();
+    with_tls = true;
+    start();
+    for (bool tls : {false, true}) {
+        for (const char* kind : {"ended-data", "ended-headers"}) {
+            Probe p = probe_over(tls, std::string("closed ") + kind);
+            EXPECT_EQ(p.get("status"), "200") << kind << " tls=" << tls << "\n" << p.out;
+            EXPECT_EQ(p.get("goaway"), std::to_string(kStreamClosed)) << kind << "\n" << p.out;
+            EXPECT_EQ(p.get("goaway_last"), "1") << kind << "\n" << p.out;
+            EXPECT_EQ(p.get("rst"), "none") << kind << "\n" << p.out;
+        }
+    }
+    expect_sound();
+}
+
+// The client reset stream 1, then sends DATA or HEADERS on it: a stream error STREAM_CLOSED
+// (5.1, "closed": "any frame other than PRIORITY after receiving a RST_STREAM"); the connection
+// goes on.
+TEST_F(Http2E2e, FrameAfterClientResetIsStreamErrorStreamClosed) {
+    REQUIRE_PROBE();
+    with_tls = true;
+    start();
+    for (bool tls : {false, true}) {
+        for (const char* kind : {"client-reset-data", "client-reset-headers"}) {
+            Probe p = probe_over(tls, std::string("closed ") + kind);
+            EXPECT_EQ(p.get("rst"), std::to_string(kStreamClosed)) << kind << " tls=" << tls << "\n"
+                                                                   << p.out;
+            EXPECT_EQ(p.get("second_status"), "200") << kind << "\n" << p.out;
+            EXPECT_EQ(p.get("goaway"), "none") << kind << "\n" << p.out;
+        }
+    }
+    expect_sound();
+}
+
+// The server reset stream 1 (413, RST_STREAM NO_ERROR): DATA and trailers the client sent
+// before it saw the reset are ignored (5.1, "closed": "MUST ignore frames that it receives on
+// closed streams after it has sent a RST_STREAM frame"): no second RST_STREAM, no GOAWAY.
+TEST_F(Http2E2e, FramesAfterServerResetAreIgnored) {
+    REQUIRE_PROBE();
+    with_tls = true;
+    start([](ServerOptions& o) { o.limits.max_body = 16 * 1024; });
+    for (bool tls : {false, true}) {
+        Probe p = probe_over(tls, "closed server-reset");
+        EXPECT_EQ(p.get("status"), "413") << "tls=" << tls << "\n" << p.out;
+        EXPECT_EQ(p.get("first_rst"), std::to_string(kNoError)) << p.out;
+        EXPECT_EQ(p.get("rst"), "none") << p.out;
+        EXPECT_EQ(p.get("second_status"), "200") << p.out;
+        EXPECT_EQ(p.get("goaway"), "none") << p.out;
+    }
+    expect_sound();
+}
+
+// 5.1.1: after stream 5, a HEADERS frame opening stream 3 is a connection error PROTOCOL_ERROR
+// (GOAWAY naming stream 5, the last one processed); DATA on stream 3 (closed implicitly when 5
+// opened) is a stream error STREAM_CLOSED (6.1) and the connection goes on.
+TEST_F(Http2E2e, LowerStreamIdIsProtocolErrorAndItsDataStreamClosed) {
+    REQUIRE_PROBE();
+    with_tls = true;
+    start();
+    for (bool tls : {false, true}) {
+        Probe h = probe_over(tls, "lowerid headers");
+        EXPECT_EQ(h.get("status5"), "200") << "tls=" << tls << "\n" << h.out;
+        EXPECT_EQ(h.get("goaway"), std::to_string(kProtocolError)) << h.out;
+        EXPECT_EQ(h.get("goaway_last"), "5") << h.out;
+        EXPECT_EQ(h.get("status3"), "none") << h.out;
+        Probe d = probe_over(tls, "lowerid data");
+        EXPECT_EQ(d.get("rst"), std::to_string(kStreamClosed)) << "tls=" << tls << "\n" << d.out;
+        EXPECT_EQ(d.get("second_status"), "200") << d.out;
+        EXPECT_EQ(d.get("goaway"), "none") << d.out;
+    }
+    expect_sound();
+}
+
+// 4.2: a field block frame longer than the SETTINGS_MAX_FRAME_SIZE the server advertised
+// (16384) is a connection error FRAME_SIZE_ERROR, whichever frame carries it: HEADERS alone,
+// the CONTINUATION of a request, of trailers, or of a block nghttp2 skips (trailers on a stream
+// the server reset). A CONTINUATION of exactly 16384 bytes is served.
+TEST_F(Http2E2e, FieldBlockFrameOverMaxFrameSizeIsFrameSizeError) {
+    REQUIRE_PROBE();
+    with_tls = true;
+    start([](ServerOptions& o) { o.limits.max_body = 16 * 1024; });
+    for (bool tls : {false, true}) {
+        for (const char* kind : {"headers", "request", "trailers", "ignored"}) {
+            Probe p = probe_over(tls, std::string("bigcont ") + kind + " 16385");
+            EXPECT_EQ(p.get("max_frame"), "16384") << p.out;
+            EXPECT_EQ(p.get("block_len"), "16385") << p.out;
+            EXPECT_EQ(p.get("goaway"), std::to_string(kFrameSizeError))
+                << kind << " tls=" << tls << "\n"
+                << p.out;
+            if (std::string(kind) != "ignored") {
+                EXPECT_EQ(p.get("status"), "none") << p.out;
+            }
+        }
+        for (const char* kind : {"request", "trailers"}) {
+            Probe p = probe_over(tls, std::string("bigcont ") + kind + " 16384");
+            EXPECT_EQ(p.get("status"), "200") << kind << " tls=" << tls << "\n" << p.out;
+            EXPECT_EQ(p.get("goaway"), "none") << kind << "\n" << p.out;
+        }
+    }
+    expect_sound();
 }
 
 }  // namespace

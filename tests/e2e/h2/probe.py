@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A raw HTTP/2 client for vela's end-to-end tests (tests/e2e/http2_test.cpp).
 
-    probe.py PORT SCENARIO [ARGS...]
+    probe.py PORT SCENARIO [ARGS...] [--tls=CA]
+
+With --tls=CA the frames go over TLS (ALPN h2, the server's certificate checked against CA).
 
 It writes frames by hand (struct.pack) and header blocks by hand (HPACK literals and
 indexes, RFC 7541), because most scenarios are things a conforming client library refuses
@@ -12,6 +14,7 @@ C++ test parses and asserts on; nothing here decides pass or fail.
 import hashlib
 import os
 import socket
+import ssl
 import struct
 import sys
 import time
@@ -73,8 +76,13 @@ def request_block(method, path, extra=b""):
 
 
 class Conn:
-    def __init__(self, port, timeout=5.0):
+    def __init__(self, port, timeout=5.0, ca=None):
         self.sock = socket.create_connection(("127.0.0.1", port))
+        if ca:
+            ctx = ssl.create_default_context(cafile=ca)
+            ctx.set_alpn_protocols(["h2"])
+            self.sock = ctx.wrap_socket(self.sock, server_hostname="localhost")
+            assert self.sock.selected_alpn_protocol() == "h2"
         self.sock.settimeout(timeout)
         self.buf = b""
         self.dec = Decoder()
@@ -86,6 +94,7 @@ class Conn:
         self.closed_by = ""
         self.send_failed = False
         self.rst = {}
+        self.rst_count = 0
         self.headers = {}
         self.body = {}
         self.ended = set()
@@ -122,7 +131,7 @@ class Conn:
                 chunk = self.sock.recv(1 << 20)
             except socket.timeout:
                 return None
-            except (ConnectionResetError, OSError):
+            except (ConnectionResetError, ssl.SSLError, OSError):
                 self.closed = True
                 self.closed_by += " recv: reset"
                 return None
@@ -193,6 +202,7 @@ class Conn:
                 self.ended.add(sid)
         elif ftype == RST_STREAM:
             self.rst[sid] = struct.unpack(">I", payload)[0]
+            self.rst_count += 1
             self.ended.add(sid)
         elif ftype == GOAWAY:
             last, code = struct.unpack(">II", payload[:8])
@@ -315,11 +325,106 @@ def blast(c, frames, seconds):
     print(f"all_sent={1 if sent == len(data) else 0}")
 
 
+def closed_stream(c, kind):
+    """RFC 9113 5.1: DATA or HEADERS on stream 1 once it is closed, by KIND:
+    ended-data|ended-headers (both sides ended it), client-reset-data|client-reset-headers
+    (we sent RST_STREAM), server-reset (the server reset it after a 413: DATA and trailers
+    that follow are to be ignored)."""
+    c.handshake()
+    what = kind.rsplit("-", 1)[1]
+    late = (frame(DATA, END_STREAM, 1, b"late") if what == "data" else
+            frame(HEADERS, END_STREAM | END_HEADERS, 1, lit(b"x-trailer", b"late")))
+    if kind.startswith("ended"):
+        c.send_headers(1, request_block(b"GET", b"/hello"))
+        c.pump(lambda: 1 in c.ended)
+    elif kind.startswith("client-reset"):
+        c.send_headers(1, request_block(b"POST", b"/echo"), end_stream=False)
+        c.send(frame(RST_STREAM, 0, 1, struct.pack(">I", 8)))
+        c.pump(lambda: False, timeout=0.2)  # the server has closed the stream by now
+    else:  # server-reset
+        c.send_headers(1, request_block(b"POST", b"/echo"), end_stream=False)
+        c.send_body(1, b"x" * 100000, end_stream=False)
+        c.pump(lambda: 1 in c.rst, timeout=3)
+        print(f"first_rst={c.rst.get(1, 'none')}")
+        c.rst.pop(1, None)
+        late = frame(DATA, 0, 1, b"late") + frame(HEADERS, END_STREAM | END_HEADERS, 1,
+                                                  lit(b"x-trailer", b"late"))
+    print(f"status={c.status(1)}")
+    c.send(late)
+    c.pump(lambda: 1 in c.rst or c.goaway is not None, timeout=1)
+    print(f"rst={c.rst.get(1, 'none')}")
+    c.second_request(3)
+    c.finish(wait=0.5)
+
+
+def lower_stream(c, kind):
+    """RFC 9113 5.1.1: stream 5 is served, then KIND=headers opens stream 3 (lower, never
+    used): PROTOCOL_ERROR; KIND=data sends DATA on stream 3 (closed implicitly by 5):
+    STREAM_CLOSED."""
+    c.handshake()
+    c.send_headers(5, request_block(b"GET", b"/hello"))
+    c.pump(lambda: 5 in c.ended)
+    print(f"status5={c.status(5)}")
+    if kind == "headers":
+        c.send_headers(3, request_block(b"GET", b"/hello"))
+    else:
+        c.send(frame(DATA, END_STREAM, 3, b"late"))
+    c.pump(lambda: 3 in c.ended or c.goaway is not None, timeout=2)
+    print(f"status3={c.status(3)}")
+    print(f"rst={c.rst.get(3, 'none')}")
+    c.second_request(7)
+    c.finish(wait=0.5)
+
+
+def big_continuation(c, kind, size):
+    """RFC 9113 4.2: a field block frame of SIZE bytes (the server advertised 16384), by KIND:
+    request (HEADERS + CONTINUATION of SIZE), headers (HEADERS alone of SIZE), trailers
+    (a request body's trailers: HEADERS + CONTINUATION of SIZE), ignored (the same trailers
+    on a stream the server reset, whose block nghttp2 skips)."""
+    c.handshake()
+    print(f"max_frame={c.server_settings.get(5, 16384)}")
+    def fill(total):  # literal fields "x-f" whose encoding is exactly `total` bytes
+        out = b""
+        while len(out) < total:
+            left = total - len(out)
+            if left > 8024:
+                out += lit(b"x-f", b"v" * 8000)
+                continue
+            for h in (1, 2, 3):  # lit() is 5 bytes, the value's length prefix h, the value
+                n = left - 5 - h
+                if n >= 0 and len(hint(n, 7)) == h:
+                    break
+            out += lit(b"x-f", b"v" * n)
+        return out
+    block = fill(size)
+    if kind == "headers":
+        c.send(frame(HEADERS, END_STREAM | END_HEADERS, 1, request_block(b"GET", b"/hello") +
+                     block))
+    elif kind == "request":
+        c.send(frame(HEADERS, END_STREAM, 1, request_block(b"GET", b"/hello")) +
+               frame(CONTINUATION, END_HEADERS, 1, block))
+    else:
+        c.send_headers(1, request_block(b"POST", b"/echo"), end_stream=False)
+        if kind == "ignored":
+            c.send_body(1, b"x" * 100000, end_stream=False)
+            c.pump(lambda: 1 in c.rst, timeout=3)
+            print(f"first_rst={c.rst.get(1, 'none')}")
+        else:
+            c.send(frame(DATA, 0, 1, b"body"))
+        c.send(frame(HEADERS, END_STREAM, 1, lit(b"x-trailer", b"t")) +
+               frame(CONTINUATION, END_HEADERS, 1, block))
+    c.pump(lambda: (1 in c.ended and kind != "ignored") or c.goaway is not None, timeout=2)
+    print(f"block_len={len(block)}")
+    print(f"status={c.status(1)}")
+    c.finish(wait=0.5)
+
+
 def main():
     port = int(sys.argv[1])
     scenario = sys.argv[2]
-    args = sys.argv[3:]
-    c = Conn(port)
+    args = [a for a in sys.argv[3:] if not a.startswith("--tls=")]
+    ca = next((a[6:] for a in sys.argv[3:] if a.startswith("--tls=")), None)
+    c = Conn(port, ca=ca)
 
     if scenario == "request":  # request METHOD PATH [name=value ...] [--body=N]
         extra = b""
@@ -529,6 +634,12 @@ def main():
         c.pump(lambda: 1 in c.ended and c.goaway is not None, timeout=8)
         c.report(1)
         c.finish(wait=2)
+    elif scenario == "closed":  # closed KIND
+        closed_stream(c, args[0])
+    elif scenario == "lowerid":  # lowerid headers|data
+        lower_stream(c, args[0])
+    elif scenario == "bigcont":  # bigcont KIND SIZE
+        big_continuation(c, args[0], int(args[1]))
     else:
         print(f"unknown scenario {scenario}", file=sys.stderr)
         return 2
