@@ -19,8 +19,10 @@
 // (REFUSED_STREAM before the client acknowledged it, GOAWAY PROTOCOL_ERROR after), bounds
 // CONTINUATION frames, queued ACKs (SETTINGS/PING floods from a client that does not read) and the
 // reset rate (rapid reset). On top: the header list size (431), the body size (413), a budget of
-// control frames between requests, a reset stream is never dispatched, and a response that cannot
-// move for send_timeout is reset.
+// control frames between requests, a reset stream is never dispatched, a response that cannot
+// move for send_timeout is reset, and the RFC 9113 rules nghttp2 1.52 leaves out (frames on closed
+// streams, lower stream ids, CONTINUATION size, SETTINGS_INITIAL_WINDOW_SIZE overflowing a window,
+// Host differing from :authority).
 
 #include <cstdint>
 #include <memory>
