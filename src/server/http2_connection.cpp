@@ -54,6 +54,7 @@ struct H2Stream final : ResponseSink {
     std::uint64_t stalled_since = 0;  // when the response last could not move (0: it moves)
     bool producer_wait = false;       // a coroutine producer has nothing yet (not a stall)
     std::uint64_t opened_ms = 0;
+    std::int64_t window_before = 0;  // our send window as a client SETTINGS frame began
     std::coroutine_handle<> work;
     Response* inline_result = nullptr;
     Status early = Status::OK;  // an answer decided while receiving (431, 413)
@@ -186,6 +187,13 @@ int cb_header(nghttp2_session*, const nghttp2_frame* f, const std::uint8_t* name
 }
 
 int cb_frame_recv(nghttp2_session*, const nghttp2_frame* f, void* user) {
+    if (f->hd.type == NGHTTP2_SETTINGS && !(f->hd.flags & NGHTTP2_FLAG_ACK)) [[unlikely]] {
+        // nghttp2 applied the entries in order, each initial window size moving every window.
+        for (std::size_t i = 0; i < f->settings.niv; ++i)
+            if (f->settings.iv[i].settings_id == NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)
+                if (const int rv = self(user).on_initial_window(f->settings.iv[i].value)) return rv;
+        self(user).settings_applied();
+    }
     return self(user).on_frame(f->hd.type, f->hd.flags, f->hd.stream_id, f->hd.length);
 }
 
@@ -344,6 +352,21 @@ nghttp2_option* session_options() {
         return o;
     }();
     return opt;
+}
+
+// Whether a request's Host and :authority name the same origin (RFC 3986 6.2: the host is
+// compared without case, and the scheme's default port may be left out).
+bool same_authority(const H2Stream& s, std::string_view host, std::string_view authority) {
+    std::string_view scheme;
+    for (const H2Stream::Field& f : s.fields)
+        if (s.at(f.name, f.name_len) == ":scheme") scheme = s.at(f.value, f.value_len);
+    const std::string_view port = scheme == "https" ? ":443" : scheme == "http" ? ":80" : "";
+    auto origin = [&](std::string_view v) {
+        if (!port.empty() && v.size() > port.size() && v.ends_with(port))
+            v.remove_suffix(port.size());
+        return v;
+    };
+    return ascii::iequals(origin(host), origin(authority));
 }
 
 constexpr bool connection_specific(std::string_view lower_name) {
@@ -575,6 +598,9 @@ bool Http2Connection::on_read(ssize_t n) {
 // arrival first has the bytes before it processed.
 bool Http2Connection::feed() {
     in_feed_ = true;
+    // The rest of a SETTINGS frame: our DATA sent since the last read changed the windows.
+    if (windows_noted_) [[unlikely]]
+        note_windows();
     const auto* p = reinterpret_cast<const std::uint8_t*>(in_.data());
     const std::size_t n = in_.size();
     std::size_t pos = 0, fed = 0;
@@ -611,7 +637,8 @@ bool Http2Connection::feed() {
                 if (id & 1) max_client_id_ = id;
                 continue;
             }
-        } else if (type != NGHTTP2_DATA && type != NGHTTP2_CONTINUATION) {
+        } else if (type != NGHTTP2_DATA && type != NGHTTP2_CONTINUATION &&
+                   type != NGHTTP2_SETTINGS) {
             continue;
         }
         if (!(ok = check_frame(head, p, fed, start))) break;
@@ -652,8 +679,8 @@ bool Http2Connection::connection_error(std::uint32_t error, const char* why) {
     return false;
 }
 
-// One DATA, CONTINUATION or HEADERS (not opening a stream) frame header from the client, out of
-// line: `start` is where the frame begins in `chunk`, of which
+// One DATA, CONTINUATION, SETTINGS or HEADERS (not opening a stream) frame header from the
+// client, out of line: `start` is where the frame begins in `chunk`, of which
 // the first `fed` bytes went to nghttp2. False once the connection is in error.
 [[gnu::noinline]] bool Http2Connection::check_frame(const std::uint8_t* head,
                                                     const std::uint8_t* chunk, std::size_t& fed,
@@ -678,6 +705,15 @@ bool Http2Connection::connection_error(std::uint32_t error, const char* why) {
             fed = start;
             return connection_error(NGHTTP2_FRAME_SIZE_ERROR, "CONTINUATION over max frame size");
         }
+        case NGHTTP2_SETTINGS:
+            // RFC 9113 6.9.2: a new SETTINGS_INITIAL_WINDOW_SIZE that takes a stream's window
+            // over 2^31-1 is a connection error; nghttp2 resets that stream only. The windows
+            // as the frame begins are kept for on_settings.
+            if ((head[4] & NGHTTP2_FLAG_ACK) || max_client_id_ == 0) return true;  // no stream yet
+            if (start > fed && !deliver(chunk + fed, start - fed)) return false;
+            fed = start;
+            note_windows();
+            return true;
         default:
             return true;
     }
@@ -718,6 +754,34 @@ bool Http2Connection::frame_on_closed_stream(std::uint8_t type, std::int32_t id)
         return false;
     }
     return true;
+}
+
+void Http2Connection::note_windows() {
+    windows_noted_ = true;
+    initial_window_before_ =
+        nghttp2_session_get_remote_settings(session_, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE);
+    for (H2Stream* s = streams_; s; s = s->next)
+        if (s->open)
+            s->window_before = nghttp2_session_get_stream_remote_window_size(session_, s->id);
+}
+
+// RFC 9113 6.9.2: one SETTINGS_INITIAL_WINDOW_SIZE of a client SETTINGS frame moves every
+// stream's window by its difference to the one before.
+int Http2Connection::on_initial_window(std::uint32_t value) {
+    if (!windows_noted_) return 0;
+    constexpr std::int64_t kMaxWindow = 0x7fffffff;
+    const std::int64_t delta = static_cast<std::int64_t>(value) - initial_window_before_;
+    initial_window_before_ = value;
+    for (H2Stream* s = streams_; s; s = s->next) {
+        if (!s->open) continue;
+        s->window_before += delta;
+        if (s->window_before > kMaxWindow) {
+            connection_error(NGHTTP2_FLOW_CONTROL_ERROR,
+                             "SETTINGS_INITIAL_WINDOW_SIZE takes a window over 2^31-1");
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+    }
+    return 0;
 }
 
 int Http2Connection::on_begin_headers(std::int32_t id) {
@@ -890,6 +954,15 @@ bool Http2Connection::build_request(H2Stream& s) {
         headers.push_back(Header{name, value});
     }
     if (!s.cookies.empty()) headers.push_back(Header{"cookie", s.cookies});
+    if (!host.empty() && host != authority && !authority.empty()) [[unlikely]] {
+        if (!same_authority(s, host, authority)) {
+            // RFC 9113 8.3.1: a Host naming another origin than :authority makes the request
+            // malformed (8.1.1: a stream error PROTOCOL_ERROR); which of the two a handler or
+            // a proxy in front would trust differs.
+            nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, s.id, NGHTTP2_PROTOCOL_ERROR);
+            return false;
+        }
+    }
     const Method m = method_from(method);
     req.set_method(m, method);
     req.set_version(20);

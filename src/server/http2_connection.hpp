@@ -19,8 +19,10 @@
 // (REFUSED_STREAM before the client acknowledged it, GOAWAY PROTOCOL_ERROR after), bounds
 // CONTINUATION frames, queued ACKs (SETTINGS/PING floods from a client that does not read) and the
 // reset rate (rapid reset). On top: the header list size (431), the body size (413), a budget of
-// control frames between requests, a reset stream is never dispatched, and a response that cannot
-// move for send_timeout is reset.
+// control frames between requests, a reset stream is never dispatched, a response that cannot
+// move for send_timeout is reset, and the RFC 9113 rules nghttp2 1.52 leaves out (frames on closed
+// streams, lower stream ids, CONTINUATION size, SETTINGS_INITIAL_WINDOW_SIZE overflowing a window,
+// Host differing from :authority).
 
 #include <cstdint>
 #include <memory>
@@ -120,6 +122,8 @@ class Http2Connection final : public Connection {
     // Used by the nghttp2 callbacks and the streams.
     int on_begin_headers(std::int32_t id);
     int on_header(std::int32_t id, std::string_view name, std::string_view value, bool trailer);
+    int on_initial_window(std::uint32_t value);
+    void settings_applied() noexcept { windows_noted_ = false; }
     int on_frame(std::uint8_t type, std::uint8_t flags, std::int32_t id, std::size_t length);
     int on_data(std::int32_t id, const std::uint8_t* data, std::size_t len);
     int on_stream_close(std::int32_t id, std::uint32_t error);
@@ -144,6 +148,7 @@ class Http2Connection final : public Connection {
     bool check_frame(const std::uint8_t* head, const std::uint8_t* chunk, std::size_t& fed,
                      std::size_t start);
     bool frame_on_closed_stream(std::uint8_t type, std::int32_t id);
+    void note_windows();
     bool connection_error(std::uint32_t error, const char* why);
     void run_ready();
     void dispatch(H2Stream& s);
@@ -186,6 +191,10 @@ class Http2Connection final : public Connection {
     std::int32_t max_client_id_ = 0;
     std::int32_t reset_by_client_ = 0;  // the stream of the RST_STREAM being received
     ClosedStreams closed_streams_;
+    // A client SETTINGS frame is being received: the client's initial window size before it (and
+    // each stream's window_before) are noted for on_initial_window.
+    std::uint32_t initial_window_before_ = 0;
+    bool windows_noted_ = false;
     std::uint64_t deadline_ms_ = 0;
     std::size_t control_frames_ = 0;
     bool closed_ = false;

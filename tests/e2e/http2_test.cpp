@@ -123,6 +123,14 @@ Probe probe(std::uint16_t port, const std::string& args, int seconds = 20) {
     return Probe{parse_kv(r.out), r.out};
 }
 
+// probe.py "rules": the answers of each case, its lines being "case.key=value".
+struct Rules {
+    Probe p;
+    std::string get(const std::string& name, const std::string& key) const {
+        return p.get(name + "." + key);
+    }
+};
+
 // ---- curl ----------------------------------------------------------------------------------
 
 struct Reply {
@@ -260,6 +268,13 @@ class Http2E2e : public ::testing::Test {
     // probe.py over h2c, or over TLS (h2 by ALPN) when `tls`; start() after with_tls = true.
     Probe probe_over(bool tls, const std::string& args) {
         return tls ? probe(tls_port, args + " --tls=" + test::test_certs().ca) : probe(port, args);
+    }
+
+    // Runs the cases named (with their expected code, unused here) of probe.py "rules".
+    Rules run_rules(bool tls, const std::vector<std::pair<const char*, int>>& cases) {
+        std::string args = "rules";
+        for (const auto& c : cases) args += std::string(" ") + c.first;
+        return Rules{probe_over(tls, args)};
     }
 
     // A fresh connection over HTTP/1.1 and another over h2c both get 200.
@@ -892,6 +907,191 @@ TEST_F(Http2E2e, FieldBlockFrameOverMaxFrameSizeIsFrameSizeError) {
             EXPECT_EQ(p.get("status"), "200") << kind << " tls=" << tls << "\n" << p.out;
             EXPECT_EQ(p.get("goaway"), "none") << kind << "\n" << p.out;
         }
+    }
+    expect_sound();
+}
+
+// ---- 5. RFC 9113 sections 4-8, rule by rule (probe.py "rules": one connection per case) ------
+
+// Frame-level violations nghttp2 answers with GOAWAY and the exact code (RFC 9113 5.4.1):
+// 4.2 frame size, 4.3 HPACK and field block interleaving, 5.1 idle streams and half-closed
+// (remote) (a stream error STREAM_CLOSED that nghttp2 escalates, as 5.4.1 allows), 5.1.1 even
+// stream ids, 6.x each frame type's stream id and length rules, 6.5.2 setting values, 6.6
+// PUSH_PROMISE from a client, 6.9.1 a connection window over 2^31-1, 5.5 an unknown frame inside
+// a field block. No request is served and the server goes on.
+TEST_F(Http2E2e, FrameRuleViolationsAreConnectionErrorsWithTheirCode) {
+    REQUIRE_PROBE();
+    start();
+    constexpr int kCompressionError = 9;
+    const std::vector<std::pair<const char*, int>> cases = {
+        {"unknown-in-block", kProtocolError},
+        {"data-too-big", kFrameSizeError},
+        {"hpack-bad-index", kCompressionError},
+        {"hpack-late-size-update", kCompressionError},
+        {"hpack-size-update-too-big", kCompressionError},
+        {"interleaved-data", kProtocolError},
+        {"continuation-other-stream", kProtocolError},
+        {"continuation-alone", kProtocolError},
+        {"continuation-after-end", kProtocolError},
+        {"data-idle", kProtocolError},
+        {"rst-idle", kProtocolError},
+        {"wu-idle", kProtocolError},
+        {"half-closed-data", kStreamClosed},
+        {"half-closed-headers", kStreamClosed},
+        {"even-id", kProtocolError},
+        {"wu-overflow-conn", kFlowControlError},
+        {"data-stream0", kProtocolError},
+        {"headers-stream0", kProtocolError},
+        {"data-bad-padding", kProtocolError},
+        {"headers-bad-padding", kProtocolError},
+        {"rst-stream0", kProtocolError},
+        {"rst-badlen", kFrameSizeError},
+        {"settings-on-stream", kProtocolError},
+        {"settings-badlen", kFrameSizeError},
+        {"settings-ack-payload", kFrameSizeError},
+        {"settings-enable-push-2", kProtocolError},
+        {"settings-window-too-big", kFlowControlError},
+        {"settings-frame-size-small", kProtocolError},
+        {"settings-frame-size-big", kProtocolError},
+        {"push-promise", kProtocolError},
+        {"ping-badlen", kFrameSizeError},
+        {"ping-on-stream", kProtocolError},
+        {"goaway-on-stream", kProtocolError},
+        {"wu-badlen", kFrameSizeError},
+    };
+    Rules r = run_rules(false, cases);
+    for (const auto& [name, code] : cases) {
+        EXPECT_EQ(r.get(name, "goaway"), std::to_string(code)) << name << "\n" << r.p.out;
+        EXPECT_EQ(r.get(name, "closed"), "1") << name;
+        EXPECT_EQ(r.get(name, "status"), "none") << name;
+    }
+    expect_sound();
+}
+
+// Malformed requests (8.1.1: a stream error PROTOCOL_ERROR, the connection goes on): missing,
+// duplicate and response pseudo-headers, bad :path for the method, connection-specific fields
+// (8.2.2), TE other than "trailers", forbidden characters in names and values (8.2.1), a body
+// whose DATA does not add up to content-length (8.1.1), trailers with a pseudo-header or
+// without END_STREAM (8.1), CONNECT with :path or without :authority and extended CONNECT
+// (8.5, RFC 8441 not offered). A window update over 2^31-1 on a stream is its own stream error
+// (6.9.1, FLOW_CONTROL_ERROR). Cases already in MalformedHeaderBlocksAreRstProtocolError are not
+// repeated.
+TEST_F(Http2E2e, MalformedRequestsAreStreamErrorsAndTheConnectionGoesOn) {
+    REQUIRE_PROBE();
+    start();
+    std::vector<std::pair<const char*, int>> cases;
+    for (const char* name : {"missing-method",
+                             "missing-scheme",
+                             "duplicate-path",
+                             "status-in-request",
+                             "empty-path",
+                             "asterisk-get",
+                             "relative-path",
+                             "no-authority",
+                             "keep-alive",
+                             "proxy-connection",
+                             "transfer-encoding",
+                             "upgrade",
+                             "te-trailers-gzip",
+                             "value-nul",
+                             "value-lf",
+                             "value-leading-space",
+                             "value-trailing-tab",
+                             "name-space",
+                             "name-colon",
+                             "name-empty",
+                             "content-length-short",
+                             "content-length-long",
+                             "content-length-no-data",
+                             "content-length-bad",
+                             "content-length-double",
+                             "trailers-pseudo",
+                             "trailers-no-end-stream",
+                             "connect-with-path",
+                             "connect-no-authority",
+                             "extended-connect"})
+        cases.push_back({name, kProtocolError});
+    cases.push_back({"wu-overflow-stream", kFlowControlError});
+    Rules r = run_rules(false, cases);
+    for (const auto& [name, code] : cases) {
+        EXPECT_EQ(r.get(name, "rst"), std::to_string(code)) << name << "\n" << r.p.out;
+        EXPECT_EQ(r.get(name, "status"), "none") << name;
+        EXPECT_EQ(r.get(name, "second_status"), "200") << name;
+        EXPECT_EQ(r.get(name, "goaway"), "none") << name;
+    }
+    expect_sound();
+}
+
+// What the rules allow is served: unknown frame types and settings are ignored (4.1, 6.5.2),
+// WINDOW_UPDATE and RST_STREAM on a stream both sides ended are no error (5.1), "te: trailers"
+// (8.2.2), trailers (8.1), OPTIONS "*" (8.3.1), Host alone (8.3.1), CONNECT (8.5: 501, this
+// server is no proxy), and a client GOAWAY lets the stream in flight finish (6.8).
+TEST_F(Http2E2e, WhatTheRulesAllowIsServed) {
+    REQUIRE_PROBE();
+    start();
+    const std::vector<std::pair<const char*, int>> cases = {
+        {"unknown-type", 200}, {"settings-unknown", 200}, {"closed-wu-rst", 200},
+        {"te-trailers", 200},  {"trailers-ok", 200},      {"options-asterisk", 204},
+        {"host-only", 200},    {"connect", 501},          {"client-goaway", 200},
+    };
+    Rules r = run_rules(false, cases);
+    for (const auto& [name, code] : cases) {
+        EXPECT_EQ(r.get(name, "status"), std::to_string(code)) << name << "\n" << r.p.out;
+        EXPECT_EQ(r.get(name, "rst"), "none") << name;
+        EXPECT_EQ(r.get(name, "goaway"), "none") << name;
+        if (std::string(name) != "client-goaway") {
+            EXPECT_EQ(r.get(name, "second_status"), "200") << name;
+        }
+    }
+    EXPECT_EQ(r.get("trailers-ok", "body"), "abc");
+    EXPECT_EQ(r.get("client-goaway", "body"), "slept");
+    EXPECT_EQ(r.get("client-goaway", "closed"), "1");  // once the stream in flight is done
+    expect_sound();
+}
+
+// 6.9.2: a SETTINGS_INITIAL_WINDOW_SIZE that takes an open stream's window over 2^31-1 is a
+// connection error FLOW_CONTROL_ERROR (nghttp2 alone resets only that stream), also when the
+// frame arrives in two reads; a window brought to exactly 2^31-1 (two entries in one frame) is
+// fine and the request is served.
+TEST_F(Http2E2e, InitialWindowSizeTakingAWindowOver2To31IsConnectionFlowControlError) {
+    REQUIRE_PROBE();
+    with_tls = true;
+    start();
+    for (bool tls : {false, true}) {
+        Rules r = run_rules(tls, {{"settings-window-overflow", 0},
+                                  {"settings-window-split", 0},
+                                  {"settings-window-max", 0}});
+        for (const char* name : {"settings-window-overflow", "settings-window-split"}) {
+            EXPECT_EQ(r.get(name, "goaway"), std::to_string(kFlowControlError))
+                << name << " tls=" << tls << "\n"
+                << r.p.out;
+            EXPECT_EQ(r.get(name, "closed"), "1") << name;
+            EXPECT_EQ(r.get(name, "status"), "none") << name;
+        }
+        EXPECT_EQ(r.get("settings-window-max", "status"), "200") << "tls=" << tls << "\n"
+                                                                 << r.p.out;
+        EXPECT_EQ(r.get("settings-window-max", "body"), "max");
+        EXPECT_EQ(r.get("settings-window-max", "goaway"), "none");
+    }
+    expect_sound();
+}
+
+// 8.3.1: a Host naming another origin than :authority makes the request malformed: a stream
+// error PROTOCOL_ERROR, no handler sees it, and the connection goes on. The same origin
+// written differently (case, the scheme's default port) is served.
+TEST_F(Http2E2e, HostDifferingFromAuthorityIsStreamProtocolError) {
+    REQUIRE_PROBE();
+    with_tls = true;
+    start();
+    for (bool tls : {false, true}) {
+        Rules r = run_rules(tls, {{"host-mismatch", 0}, {"host-default-port", 0}});
+        EXPECT_EQ(r.get("host-mismatch", "rst"), std::to_string(kProtocolError))
+            << "tls=" << tls << "\n"
+            << r.p.out;
+        EXPECT_EQ(r.get("host-mismatch", "status"), "none");
+        EXPECT_EQ(r.get("host-mismatch", "second_status"), "200");
+        EXPECT_EQ(r.get("host-mismatch", "goaway"), "none");
+        EXPECT_EQ(r.get("host-default-port", "status"), "200") << r.p.out;
     }
     expect_sound();
 }

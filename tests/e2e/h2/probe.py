@@ -419,6 +419,175 @@ def big_continuation(c, kind, size):
     c.finish(wait=0.5)
 
 
+def rule_case(c, name):
+    """One RFC 9113 rule: the bytes NAME sends after the handshake (stream 1 is the one
+    watched), then what the server answered on stream 1 and whether stream 3 still works.
+    A request of the table goes to /hello (GET) or /echo (POST)."""
+    get, scheme = lit(b":method", b"GET"), idx(6)
+    auth, path = lit(b":authority", b"localhost"), lit(b":path", b"/hello")
+    post = lit(b":method", b"POST") + scheme + auth + lit(b":path", b"/echo")
+    hello = get + scheme + auth + path
+
+    def req(block, flags=END_STREAM | END_HEADERS, sid=1):
+        return frame(HEADERS, flags, sid, block)
+
+    def body_headers(extra=b""):
+        return req(post + extra, END_HEADERS)
+
+    cases = {
+        # 4.1, 5.5: an unknown frame type is ignored; inside a field block it is not.
+        "unknown-type": lambda: frame(0xEE, 0xFF, 1, b"abc") + req(hello),
+        "unknown-in-block": lambda: req(get + scheme, END_STREAM) + frame(0xEE, 0, 1, b"x") +
+        frame(CONTINUATION, END_HEADERS, 1, auth + path),
+        # 4.2: DATA over the advertised SETTINGS_MAX_FRAME_SIZE.
+        "data-too-big": lambda: body_headers() + frame(DATA, END_STREAM, 1, b"x" * 16385),
+        # 4.3: a bad HPACK index; a table size update not at the start of a block, or above
+        # SETTINGS_HEADER_TABLE_SIZE (4096).
+        "hpack-bad-index": lambda: req(hello + idx(300)),
+        "hpack-late-size-update": lambda: req(get + scheme + hint(0, 5, 0x20) + auth + path),
+        "hpack-size-update-too-big": lambda: req(hint(8192, 5, 0x20) + hello),
+        # 4.3, 6.10: another frame inside a field block; CONTINUATION of another stream, or
+        # without a HEADERS before it.
+        "interleaved-data": lambda: req(get + scheme, END_STREAM) + frame(DATA, 0, 1, b"x") +
+        frame(CONTINUATION, END_HEADERS, 1, auth + path),
+        "continuation-other-stream": lambda: req(get + scheme, END_STREAM) +
+        frame(CONTINUATION, END_HEADERS, 3, auth + path),
+        "continuation-alone": lambda: frame(CONTINUATION, END_HEADERS, 1, hello),
+        "continuation-after-end": lambda: req(post, END_HEADERS) +
+        frame(CONTINUATION, END_HEADERS, 1, lit(b"x-a", b"1")),
+        # 5.1: frames on idle streams.
+        "data-idle": lambda: frame(DATA, END_STREAM, 1, b"x"),
+        "rst-idle": lambda: frame(RST_STREAM, 0, 1, struct.pack(">I", 8)),
+        "wu-idle": lambda: window_update(1, 100),
+        # 5.1: half-closed (remote): DATA or HEADERS after END_STREAM while the handler runs.
+        "half-closed-data": lambda: req(get + scheme + auth + lit(b":path", b"/slow/300")) +
+        frame(DATA, END_STREAM, 1, b"x"),
+        "half-closed-headers": lambda: req(get + scheme + auth + lit(b":path", b"/slow/300")) +
+        req(lit(b"x-t", b"1")),
+        # 5.1: WINDOW_UPDATE, RST_STREAM and PRIORITY on a stream both ended: allowed.
+        "closed-wu-rst": lambda: req(hello) + b"WAIT" + window_update(1, 100) +
+        frame(RST_STREAM, 0, 1, struct.pack(">I", 8)),
+        # 5.1.1: a client stream with an even id.
+        "even-id": lambda: req(hello, sid=2),
+        # 5.2, 6.9.1: windows above 2^31-1.
+        "wu-overflow-conn": lambda: window_update(0, 0x7FFFFFFF) + req(hello),
+        "wu-overflow-stream": lambda: body_headers() + window_update(1, 0x7FFFFFFF),
+        # 6.9.2: a new SETTINGS_INITIAL_WINDOW_SIZE taking stream 1's window (65535 + WU) over
+        # 2^31-1 by one (also with the frame split between reads), or to exactly 2^31-1.
+        "settings-window-overflow": lambda: body_headers() + window_update(1, 0x7FFF0000) +
+        settings_frame([(INITIAL_WINDOW_SIZE, 0x20000)]),
+        "settings-window-split": lambda: body_headers() + window_update(1, 0x7FFF0000) +
+        settings_frame([(INITIAL_WINDOW_SIZE, 0x20000)])[:12] + b"SPLIT" +
+        settings_frame([(INITIAL_WINDOW_SIZE, 0x20000)])[12:],
+        "settings-window-max": lambda: body_headers() + window_update(1, 0x7FFDFFFF) +
+        settings_frame([(INITIAL_WINDOW_SIZE, 0x10000), (INITIAL_WINDOW_SIZE, 0x20000)]) +
+        frame(DATA, END_STREAM, 1, b"max"),
+        # 6.1, 6.2: DATA or HEADERS on stream 0; padding as long as the payload.
+        "data-stream0": lambda: frame(DATA, 0, 0, b"x"),
+        "headers-stream0": lambda: req(hello, sid=0),
+        "data-bad-padding": lambda: body_headers() + frame(DATA, 0x8, 1, b"\x05abcd"),
+        "headers-bad-padding": lambda: frame(HEADERS, END_STREAM | END_HEADERS | 0x8, 1,
+                                             bytes([200]) + hello),
+        # 6.4: RST_STREAM on stream 0, of a length other than 4.
+        "rst-stream0": lambda: frame(RST_STREAM, 0, 0, struct.pack(">I", 8)),
+        "rst-badlen": lambda: body_headers() + frame(RST_STREAM, 0, 1, b"\0\0\0\0\0"),
+        # 6.5: SETTINGS on a stream, of a length not a multiple of 6, ACK with a payload;
+        # 6.5.2: values out of range; an unknown setting is ignored.
+        "settings-on-stream": lambda: frame(SETTINGS, 0, 1, b""),
+        "settings-badlen": lambda: frame(SETTINGS, 0, 0, b"\0\x03\0\0\0\x64\0"),
+        "settings-ack-payload": lambda: frame(SETTINGS, ACK, 0, b"\0\x03\0\0\0\x64"),
+        "settings-enable-push-2": lambda: settings_frame([(2, 2)]),
+        "settings-window-too-big": lambda: settings_frame([(INITIAL_WINDOW_SIZE, 0x80000000)]),
+        "settings-frame-size-small": lambda: settings_frame([(5, 16383)]),
+        "settings-frame-size-big": lambda: settings_frame([(5, 1 << 24)]),
+        "settings-unknown": lambda: settings_frame([(0xBEEF, 7)]) + req(hello),
+        # 6.6: PUSH_PROMISE from a client.
+        "push-promise": lambda: body_headers() + frame(PUSH_PROMISE, END_HEADERS, 1,
+                                                       struct.pack(">I", 2) + hello),
+        # 6.7: PING of another length than 8, on a stream; a PING ACK is not answered.
+        "ping-badlen": lambda: frame(PING, 0, 0, b"\0" * 7),
+        "ping-on-stream": lambda: frame(PING, 0, 1, b"\0" * 8),
+        # 6.8: GOAWAY on a stream.
+        "goaway-on-stream": lambda: frame(GOAWAY, 0, 1, struct.pack(">II", 0, 0)),
+        # 6.9: WINDOW_UPDATE of another length than 4.
+        "wu-badlen": lambda: frame(WINDOW_UPDATE, 0, 0, b"\0\0\0\x01\0"),
+        # 8.2, 8.3: malformed requests.
+        "missing-method": lambda: req(scheme + auth + path),
+        "missing-scheme": lambda: req(get + auth + path),
+        "duplicate-path": lambda: req(hello + path),
+        "status-in-request": lambda: req(hello + lit(b":status", b"200")),
+        "empty-path": lambda: req(get + scheme + auth + lit(b":path", b"")),
+        "asterisk-get": lambda: req(get + scheme + auth + lit(b":path", b"*")),
+        "relative-path": lambda: req(get + scheme + auth + lit(b":path", b"hello")),
+        "keep-alive": lambda: req(hello + lit(b"keep-alive", b"timeout=5")),
+        "proxy-connection": lambda: req(hello + lit(b"proxy-connection", b"close")),
+        "transfer-encoding": lambda: req(hello + lit(b"transfer-encoding", b"chunked")),
+        "upgrade": lambda: req(hello + lit(b"upgrade", b"h2c")),
+        "te-trailers-gzip": lambda: req(hello + lit(b"te", b"trailers, gzip")),
+        "te-trailers": lambda: req(hello + lit(b"te", b"trailers")),
+        "value-nul": lambda: req(hello + lit(b"x-a", b"a\0b")),
+        "value-lf": lambda: req(hello + lit(b"x-a", b"a\nb")),
+        "value-leading-space": lambda: req(hello + lit(b"x-a", b" a")),
+        "value-trailing-tab": lambda: req(hello + lit(b"x-a", b"a\t")),
+        "name-space": lambda: req(hello + lit(b"x a", b"1")),
+        "name-colon": lambda: req(hello + lit(b"x:a", b"1")),
+        "name-empty": lambda: req(hello + lit(b"", b"1")),
+        "host-mismatch": lambda: req(hello + lit(b"host", b"evil.example")),
+        "host-default-port": lambda: req(hello + lit(b"host", b"LocalHost:80")),
+        "host-only": lambda: req(get + scheme + path + lit(b"host", b"localhost")),
+        "no-authority": lambda: req(get + scheme + path),
+        "content-length-short": lambda: body_headers(lit(b"content-length", b"10")) +
+        frame(DATA, END_STREAM, 1, b"abc"),
+        "content-length-long": lambda: body_headers(lit(b"content-length", b"2")) +
+        frame(DATA, END_STREAM, 1, b"abc"),
+        "content-length-no-data": lambda: req(post + lit(b"content-length", b"3")),
+        "content-length-bad": lambda: body_headers(lit(b"content-length", b"3x")) +
+        frame(DATA, END_STREAM, 1, b"abc"),
+        "content-length-double": lambda: body_headers(lit(b"content-length", b"3") +
+                                                      lit(b"content-length", b"4")) +
+        frame(DATA, END_STREAM, 1, b"abc"),
+        "trailers-pseudo": lambda: body_headers() + frame(DATA, 0, 1, b"abc") +
+        req(lit(b":path", b"/x")),
+        "trailers-no-end-stream": lambda: body_headers() + frame(DATA, 0, 1, b"abc") +
+        req(lit(b"x-t", b"1"), END_HEADERS),
+        "trailers-ok": lambda: body_headers() + frame(DATA, 0, 1, b"abc") + req(lit(b"x-t", b"1")),
+        "connect": lambda: req(lit(b":method", b"CONNECT") + auth),
+        "connect-with-path": lambda: req(lit(b":method", b"CONNECT") + auth + path),
+        "connect-no-authority": lambda: req(lit(b":method", b"CONNECT")),
+        "extended-connect": lambda: req(lit(b":method", b"CONNECT") + lit(b":protocol",
+                                                                          b"websocket") +
+                                        scheme + auth + path),
+        "options-asterisk": lambda: req(lit(b":method", b"OPTIONS") + scheme + auth +
+                                        lit(b":path", b"*")),
+        "client-goaway": lambda: req(get + scheme + auth + lit(b":path", b"/slow/300")) +
+        frame(GOAWAY, 0, 0, struct.pack(">II", 0, 0)),
+    }
+    c.handshake()
+    for part in cases[name]().split(b"SPLIT"):  # a pause between reads
+        for i, piece in enumerate(part.split(b"WAIT")):  # the response to stream 1 first
+            if i:
+                c.pump(lambda: 1 in c.ended, timeout=3)
+            c.send(piece)
+        time.sleep(0.05)
+    c.pump(lambda: 1 in c.ended or c.goaway is not None, timeout=2)
+    c.pump(lambda: False, timeout=0.05)  # a RST_STREAM after the response, a GOAWAY after that
+    c.report(1)
+    c.second_request(3)
+    c.finish(wait=0.1 if c.goaway is None else 1)
+
+
+def rule_cases(port, ca, names):
+    """Runs rule_case for each name on a connection of its own; its lines as NAME.key=value."""
+    import contextlib
+    import io
+    for name in names:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rule_case(Conn(port, ca=ca), name)
+        for line in out.getvalue().splitlines():
+            print(f"{name}.{line}")
+
+
 def main():
     port = int(sys.argv[1])
     scenario = sys.argv[2]
@@ -638,6 +807,9 @@ def main():
         closed_stream(c, args[0])
     elif scenario == "lowerid":  # lowerid headers|data
         lower_stream(c, args[0])
+    elif scenario == "rules":  # rules NAME...
+        c.sock.close()
+        rule_cases(port, ca, args)
     elif scenario == "bigcont":  # bigcont KIND SIZE
         big_continuation(c, args[0], int(args[1]))
     else:
