@@ -119,8 +119,10 @@ std::optional<Parsed> parse(std::string_view s) {
     std::optional<std::string> salt = unb64(s.substr(0, dollar));
     std::optional<std::string> hash = unb64(s.substr(dollar + 1));
     if (!salt || !hash || !within_limits(out.params)) return std::nullopt;
-    // A 4-byte salt admits RFC 7914's test vectors; password_hash makes 16 or more.
-    if (salt->size() < 4 || salt->size() > 64 || hash->size() < 16 || hash->size() > 64)
+    // A 4-byte salt admits RFC 7914's test vectors; password_hash makes 16 or more. A key
+    // under 32 bytes is refused: scrypt's output of n bytes is the first n of any longer one,
+    // so a stored hash cut short would still verify.
+    if (salt->size() < 4 || salt->size() > 64 || hash->size() < 32 || hash->size() > 64)
         return std::nullopt;
     out.salt = std::move(*salt);
     out.hash = std::move(*hash);
@@ -132,7 +134,7 @@ std::optional<Parsed> parse(std::string_view s) {
 std::string password_hash(std::string_view password, const PasswordOptions& o) {
     const Params c{o.log2_n, o.r, o.p};
     if (o.log2_n < 10 || !within_limits(c) || o.salt_length < 16 || o.salt_length > 64 ||
-        o.hash_length < 16 || o.hash_length > 64)
+        o.hash_length < 32 || o.hash_length > 64)
         throw std::invalid_argument(
             "vela::crypto::password_hash: options out of range (log2_n 10..20, r 1..32, "
             "p 1..16, at most 256 MiB; salt and hash 16..64 bytes)");

@@ -29,7 +29,7 @@ struct PasswordOptions {
     unsigned p = 1;
     /// Random salt bytes, 16..64.
     std::size_t salt_length = 16;
-    /// Derived key bytes stored, 16..64.
+    /// Derived key bytes stored, 32..64.
     std::size_t hash_length = 32;
 };
 
