@@ -35,8 +35,12 @@ struct H2Stream final : ResponseSink {
     H2Stream* prev = nullptr;
     H2Stream* next = nullptr;
     std::string raw;
-    std::vector<Field> fields;
-    std::string cookies;  // RFC 9113 8.2.3: cookie fields joined with "; "
+    std::vector<Field> fields;  // the regular fields; the pseudo-fields' values are below
+    struct Span {
+        std::uint32_t off = 0, len = 0;
+    };
+    Span method, scheme, authority, path;  // in `raw`; len 0: absent
+    std::string cookies;                   // RFC 9113 8.2.3: cookie fields joined with "; "
     std::string body;
     std::size_t header_list_size = 0;
     std::unique_ptr<Request> req;
@@ -85,12 +89,23 @@ struct H2Stream final : ResponseSink {
     std::string_view at(std::uint32_t off, std::uint32_t len) const {
         return std::string_view(raw).substr(off, len);
     }
+    std::string_view at(Span v) const { return at(v.off, v.len); }
+    // Where a request pseudo-field's value goes (nghttp2 refuses any other pseudo-field, and
+    // an empty value of these, before we see them).
+    Span* pseudo(std::string_view name) noexcept {
+        if (name == ":path") return &path;
+        if (name == ":method") return &method;
+        if (name == ":authority") return &authority;
+        if (name == ":scheme") return &scheme;
+        return nullptr;
+    }
     // Makes a finished stream ready for the next one, keeping its buffers' capacity (a
     // steady stream of small requests then allocates nothing here).
     void recycle() noexcept {
         constexpr std::size_t kKeep = 16 * 1024;
         raw.clear();
         fields.clear();
+        method = scheme = authority = path = {};
         cookies.clear();
         if (body.capacity() > kKeep) std::string().swap(body);
         body.clear();
@@ -357,9 +372,7 @@ nghttp2_option* session_options() {
 // Whether a request's Host and :authority name the same origin (RFC 3986 6.2: the host is
 // compared without case, and the scheme's default port may be left out).
 bool same_authority(const H2Stream& s, std::string_view host, std::string_view authority) {
-    std::string_view scheme;
-    for (const H2Stream::Field& f : s.fields)
-        if (s.at(f.name, f.name_len) == ":scheme") scheme = s.at(f.value, f.value_len);
+    const std::string_view scheme = s.at(s.scheme);
     const std::string_view port = scheme == "https" ? ":443" : scheme == "http" ? ":80" : "";
     auto origin = [&](std::string_view v) {
         if (!port.empty() && v.size() > port.size() && v.ends_with(port))
@@ -815,12 +828,19 @@ int Http2Connection::on_header(std::int32_t id, std::string_view name, std::stri
         return 0;  // keep decoding (HPACK state must stay in step) but store nothing more
     }
     if (s->early != Status::OK) return 0;
+    const auto off = static_cast<std::uint32_t>(s->raw.size());
+    if (name[0] == ':') {  // (nghttp2 refuses an empty name)
+        if (H2Stream::Span* v = s->pseudo(name)) {
+            *v = {off, static_cast<std::uint32_t>(value.size())};
+            s->raw.append(value);
+        }
+        return 0;
+    }
     if (name == "cookie") {
         if (!s->cookies.empty()) s->cookies += "; ";
         s->cookies += value;
         return 0;
     }
-    const auto off = static_cast<std::uint32_t>(s->raw.size());
     s->raw.append(name);
     s->raw.append(value);
     s->fields.push_back({off, static_cast<std::uint32_t>(name.size()),
@@ -938,18 +958,13 @@ bool Http2Connection::build_request(H2Stream& s) {
     }
     Request& req = *s.req;
     req.reset();
-    std::string_view method, path, authority, host;
+    const std::string_view method = s.at(s.method), path = s.at(s.path),
+                           authority = s.at(s.authority);
+    std::string_view host;
     auto& headers = req.mutable_headers();
     for (const H2Stream::Field& f : s.fields) {
         const std::string_view name = s.at(f.name, f.name_len);
         const std::string_view value = s.at(f.value, f.value_len);
-        if (name.empty()) continue;
-        if (name[0] == ':') {
-            if (name == ":method") method = value;
-            if (name == ":path") path = value;
-            if (name == ":authority") authority = value;
-            continue;
-        }
         if (name == "host") host = value;
         headers.push_back(Header{name, value});
     }
