@@ -9,6 +9,7 @@
 
 #include "http2_connection.hpp"
 #include "vela/base/ascii.hpp"
+#include "vela/base/base64.hpp"
 #include "vela/base/log.hpp"
 #include "vela/http/response_writer.hpp"
 #include "vela/server/body_pipe.hpp"
@@ -684,11 +685,13 @@ bool Http1Connection::try_h2c_upgrade() {
         }
     }
     if (!h2c || !conn_upgrade || !conn_settings || settings_count != 1) return false;
-    std::string decoded;
-    if (!base64url_decode(settings, decoded)) return false;
+    // RFC 9113 3.2.1 (RFC 7540): token68, base64url without padding. One that does not
+    // decode is not an upgrade: the request is answered over HTTP/1.1.
+    std::optional<std::string> decoded = base64url_decode(settings);
+    if (!decoded) return false;
     in_.consume(parser_.consumed());
     parser_.reset();
-    hand_over_to_http2(std::move(req_), std::move(decoded));
+    hand_over_to_http2(std::move(req_), std::move(*decoded));
     return true;
 }
 

@@ -390,36 +390,6 @@ constexpr bool connection_specific(std::string_view lower_name) {
 
 }  // namespace
 
-bool base64url_decode(std::string_view in, std::string& out) {
-    out.clear();
-    unsigned acc = 0;
-    int bits = 0;
-    for (char ch : in) {
-        int v;
-        if (ch >= 'A' && ch <= 'Z')
-            v = ch - 'A';
-        else if (ch >= 'a' && ch <= 'z')
-            v = ch - 'a' + 26;
-        else if (ch >= '0' && ch <= '9')
-            v = ch - '0' + 52;
-        else if (ch == '-' || ch == '+')
-            v = 62;
-        else if (ch == '_' || ch == '/')
-            v = 63;
-        else if (ch == '=')
-            break;
-        else
-            return false;
-        acc = (acc << 6) | static_cast<unsigned>(v);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out.push_back(static_cast<char>((acc >> bits) & 0xff));
-        }
-    }
-    return true;
-}
-
 Http2Connection::Http2Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls,
                                  Buffer unread, std::unique_ptr<Request> upgraded,
                                  std::string settings, const ConnectionInfo& info)

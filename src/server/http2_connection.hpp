@@ -50,9 +50,6 @@ inline bool is_h2_preface_start(std::string_view bytes) noexcept {
     return n > 0 && bytes.substr(0, n) == kH2Preface.substr(0, n);
 }
 
-/// Decodes base64url without padding (the HTTP2-Settings field); false on a bad character.
-bool base64url_decode(std::string_view in, std::string& out);
-
 struct H2Stream;
 
 /// The client's streams that closed last and how (RFC 9113 5.1: a frame on a closed stream is

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "vela/base/ascii.hpp"
+#include "vela/base/base64.hpp"
 #include "vela/server/websocket.hpp"
 #include "ws_connection.hpp"
 
@@ -14,23 +15,6 @@ namespace vela {
 namespace {
 
 constexpr std::string_view kGuid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-std::string base64(const unsigned char* p, std::size_t n) {
-    std::string out;
-    out.reserve((n + 2) / 3 * 4);
-    for (std::size_t i = 0; i < n; i += 3) {
-        const std::uint32_t b = (std::uint32_t{p[i]} << 16) |
-                                (i + 1 < n ? std::uint32_t{p[i + 1]} << 8 : 0) |
-                                (i + 2 < n ? std::uint32_t{p[i + 2]} : 0);
-        out += kB64[(b >> 18) & 63];
-        out += kB64[(b >> 12) & 63];
-        out += i + 1 < n ? kB64[(b >> 6) & 63] : '=';
-        out += i + 2 < n ? kB64[b & 63] : '=';
-    }
-    return out;
-}
-
 // A key is the base64 of 16 bytes: 22 characters of the alphabet, then "==" (the last
 // character before the padding carries 2 bits, so it is one of A, Q, g, w).
 bool key_valid(std::string_view k) noexcept {
@@ -58,7 +42,7 @@ std::string ws_accept_key(std::string_view key) {
     unsigned int len = 0;
     if (EVP_Digest(in.data(), in.size(), md.data(), &len, EVP_sha1(), nullptr) != 1)
         throw std::runtime_error("SHA-1 unavailable");
-    return base64(md.data(), len);
+    return base64_encode({reinterpret_cast<const char*>(md.data()), len});
 }
 
 Response ws_accept(const Request& req, std::shared_ptr<const WsEndpoint> ep) {

@@ -78,7 +78,7 @@ std::string CookieKeys::sign(std::string_view name, std::string_view value) cons
     out.reserve(value.size() + 1 + kSignatureChars);
     out.append(value);
     out += '.';
-    out += crypto::base64url_encode(as_view(mac(keys_.front().sign, name, value)));
+    out += vela::base64url_encode(as_view(mac(keys_.front().sign, name, value)));
     return out;
 }
 
@@ -93,20 +93,20 @@ std::optional<std::string> CookieKeys::verify(std::string_view name,
     // equal bytes and no decoding is needed.
     const std::string_view sig = signed_value.substr(dot + 1);
     for (const Key& k : keys_)
-        if (crypto::equal_constant_time(crypto::base64url_encode(as_view(mac(k.sign, name, value))),
+        if (crypto::equal_constant_time(vela::base64url_encode(as_view(mac(k.sign, name, value))),
                                         sig))
             return std::string(value);
     return std::nullopt;
 }
 
 std::string CookieKeys::encrypt(std::string_view name, std::string_view plaintext) const {
-    return crypto::base64url_encode(crypto::aes_gcm_seal(keys_.front().encrypt, plaintext, name));
+    return vela::base64url_encode(crypto::aes_gcm_seal(keys_.front().encrypt, plaintext, name));
 }
 
 std::optional<std::string> CookieKeys::decrypt(std::string_view name,
                                                std::string_view sealed) const {
     if (sealed.size() > kMaxValue) return std::nullopt;
-    const std::optional<std::string> bytes = crypto::base64url_decode(sealed);
+    const std::optional<std::string> bytes = vela::base64url_decode(sealed);
     if (!bytes) return std::nullopt;
     for (const Key& k : keys_)
         if (std::optional<std::string> plain = crypto::aes_gcm_open(k.encrypt, *bytes, name))

@@ -266,7 +266,7 @@ std::optional<std::string> strict_b64url(std::string_view s) {
         if ((last = b64url_value(c)) < 0) return std::nullopt;
     if (s.size() % 4 == 2 && (last & 0x0F) != 0) return std::nullopt;
     if (s.size() % 4 == 3 && (last & 0x03) != 0) return std::nullopt;
-    return crypto::base64url_decode(s);
+    return vela::base64url_decode(s);
 }
 
 std::optional<json::Value> json_object(std::string_view text) {
@@ -613,9 +613,9 @@ std::string jwt::sign(const json::Value& claims, const JwtSigningKey& key, json:
     if (!header.is_object()) throw std::invalid_argument("jwt::sign: the header must be an object");
     header.set("alg", std::string(jwt_algorithm_name(key.algorithm())));
     if (!key.kid().empty()) header.set("kid", key.kid());
-    std::string token = crypto::base64url_encode(json::write(header));
+    std::string token = vela::base64url_encode(json::write(header));
     token += '.';
-    token += crypto::base64url_encode(json::write(claims));
+    token += vela::base64url_encode(json::write(claims));
     const JwtKeyData& d = key.verification_key().data();
     std::string sig;
     switch (key.algorithm()) {
@@ -630,7 +630,7 @@ std::string jwt::sign(const json::Value& claims, const JwtSigningKey& key, json:
             break;
     }
     token += '.';
-    token += crypto::base64url_encode(sig);
+    token += vela::base64url_encode(sig);
     return token;
 }
 

@@ -321,13 +321,13 @@ std::string CookieStore::seal(std::string_view id, const SessionRecord& record,
     plain.push_back(static_cast<char>(id.size()));
     plain.append(id);
     plain.append(record.data);
-    return crypto::base64url_encode(crypto::aes_gcm_seal(keys_.front(), plain, context));
+    return vela::base64url_encode(crypto::aes_gcm_seal(keys_.front(), plain, context));
 }
 
 std::optional<OpenedSession> CookieStore::open(std::string_view value,
                                                std::string_view context) const {
     if (value.empty() || value.size() > kMaxCookieValue) return std::nullopt;
-    std::optional<std::string> sealed = crypto::base64url_decode(value);
+    std::optional<std::string> sealed = vela::base64url_decode(value);
     if (!sealed) return std::nullopt;
     std::optional<std::string> plain;
     for (const std::string& key : keys_)

@@ -150,13 +150,12 @@ std::vector<std::string> pyjwt_verify(
 // An RS256 (or, with an EC key, DER-signed ES256) token made with `openssl dgst -sign`.
 std::string openssl_sign(const std::string& header, const std::string& claims,
                          const std::string& key_file) {
-    const std::string input =
-        crypto::base64url_encode(header) + "." + crypto::base64url_encode(claims);
+    const std::string input = vela::base64url_encode(header) + "." + vela::base64url_encode(claims);
     const std::string in = keys().dir + "/input", sig = keys().dir + "/sig";
     write_file(in, input);
     Ran r = run_command("openssl dgst -sha256 -sign " + key_file + " -out " + sig + " " + in);
     EXPECT_EQ(r.status, 0);
-    return input + "." + crypto::base64url_encode(read_file(sig));
+    return input + "." + vela::base64url_encode(read_file(sig));
 }
 
 struct CurlReply {
@@ -280,8 +279,7 @@ TEST_F(JwtE2e, BadTokensAre401InvalidToken) {
          "token expired"},
         {"garbage", "not-a-token", "token is not three dot-separated parts"},
         {"alg none",
-         crypto::base64url_encode(R"({"alg":"none"})") + "." + crypto::base64url_encode(claims()) +
-             ".",
+         vela::base64url_encode(R"({"alg":"none"})") + "." + vela::base64url_encode(claims()) + ".",
          "unsigned tokens (alg none) are refused"},
         {"signed by another secret",
          jwt::sign(json::parse<Value>(claims()),
@@ -373,11 +371,11 @@ TEST_F(JwtE2e, OpensslCliRs256TokenIsAcceptedAndDerEs256Refused) {
     EXPECT_NE(r.header("WWW-Authenticate").find("signature does not verify"), std::string::npos);
     // Algorithm confusion over the wire: HS256 keyed with the RSA public key PEM, sent to a
     // route whose only key for the kid "rs" is that RSA key.
-    const std::string input = crypto::base64url_encode(R"({"alg":"HS256","kid":"rs"})") + "." +
-                              crypto::base64url_encode(claims());
+    const std::string input = vela::base64url_encode(R"({"alg":"HS256","kid":"rs"})") + "." +
+                              vela::base64url_encode(claims());
     const crypto::Digest mac = crypto::hmac_sha256(read_file(keys().rsa_pub), input);
     const std::string forged = input + "." +
-                               crypto::base64url_encode(std::string_view(
+                               vela::base64url_encode(std::string_view(
                                    reinterpret_cast<const char*>(mac.data()), mac.size()));
     r = with_token("/api/me", forged);
     EXPECT_EQ(r.status, 401);

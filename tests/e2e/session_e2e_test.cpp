@@ -245,7 +245,7 @@ TEST(SessionE2E, CookieAttributes) {
     const std::string sc(r.header("Set-Cookie"));
     const std::string id = set_value(r);
     EXPECT_EQ(id.size(), 43u) << sc;
-    EXPECT_TRUE(crypto::base64url_decode(id)) << sc;
+    EXPECT_TRUE(vela::base64url_decode(id)) << sc;
     EXPECT_TRUE(icontains(sc, "; Path=/")) << sc;
     EXPECT_TRUE(icontains(sc, "; HttpOnly")) << sc;
     EXPECT_TRUE(icontains(sc, "; SameSite=Lax")) << sc;

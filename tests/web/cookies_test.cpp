@@ -96,7 +96,7 @@ TEST(CookieKeys, EncryptRoundTrip) {
     for (std::string plain : {std::string(), std::string("cart=3"), std::string(2000, 'x'),
                               std::string("\0\r\n; \"\\", 7)}) {
         const std::string e = keys.encrypt("cart", plain);
-        EXPECT_EQ(crypto::base64url_decode(e)->size(), plain.size() + 28);
+        EXPECT_EQ(vela::base64url_decode(e)->size(), plain.size() + 28);
         EXPECT_EQ(keys.decrypt("cart", e), plain);
         EXPECT_NO_THROW(format_set_cookie({.name = "cart", .value = e}));  // a cookie value
         EXPECT_EQ(e.find(plain.empty() ? "\x01" : plain), std::string::npos);
@@ -154,7 +154,7 @@ TEST(CookieKeys, SigningAndEncryptionKeysDiffer) {
     const CookieKeys keys(kNew);
     const crypto::Digest d = crypto::hmac_sha256(kNew, "4:user42");
     const std::string forged =
-        "42." + crypto::base64url_encode({reinterpret_cast<const char*>(d.data()), d.size()});
+        "42." + vela::base64url_encode({reinterpret_cast<const char*>(d.data()), d.size()});
     EXPECT_EQ(keys.verify("user", forged), std::nullopt);
 }
 

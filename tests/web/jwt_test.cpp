@@ -94,7 +94,7 @@ const std::string kSecret2 = "another secret of thirty-two b!!";
 
 // ---- Hand-built tokens ---------------------------------------------------------------------
 
-std::string b64(std::string_view s) { return crypto::base64url_encode(s); }
+std::string b64(std::string_view s) { return vela::base64url_encode(s); }
 
 std::string hmac(std::string_view key, std::string_view input) {
     const crypto::Digest d = crypto::hmac_sha256(key, input);
@@ -177,7 +177,7 @@ TEST(Jwt, Es256SignAndVerifyWithRawSignature) {
     for (int i = 0; i < 20; ++i) {  // r or s with leading zero bytes must still be 32 each
         const std::string token =
             jwt::sign(Value::object({{"sub", "bob"}, {"exp", kNow + 60}, {"n", i}}), key);
-        const std::string sig = *crypto::base64url_decode(token.substr(token.rfind('.') + 1));
+        const std::string sig = *vela::base64url_decode(token.substr(token.rfind('.') + 1));
         EXPECT_EQ(sig.size(), 64u);
         JwtResult r = jwt::verify(token, options({JwtKey::es256(ec().pub)}));
         ASSERT_TRUE(r.ok()) << r.reason;
@@ -396,7 +396,7 @@ TEST(JwtSignature, Rs256WrongLengthSignatureIsRefused) {
     const JwtOptions o = options({JwtKey::rs256(rsa().pub)});
     const std::string token = jwt::sign(claims(), JwtSigningKey::rs256(rsa().priv));
     const std::string input = token.substr(0, token.rfind('.'));
-    const std::string sig = *crypto::base64url_decode(token.substr(token.rfind('.') + 1));
+    const std::string sig = *vela::base64url_decode(token.substr(token.rfind('.') + 1));
     EXPECT_EQ(error_of(input + "." + b64(sig.substr(1)), o), JwtError::bad_signature);
     EXPECT_EQ(error_of(input + "." + b64(std::string(1, '\0') + sig), o), JwtError::bad_signature);
 }

@@ -151,7 +151,7 @@ TEST(Session, IdIsA256BitTokenMadeOnDemand) {
     Session s(SessionTime(0s));
     const std::string id = s.id();
     EXPECT_EQ(id.size(), 43u);
-    EXPECT_EQ(crypto::base64url_decode(id)->size(), 32u);
+    EXPECT_EQ(vela::base64url_decode(id)->size(), 32u);
     EXPECT_EQ(s.id(), id);
     Session t(SessionTime(0s));
     EXPECT_NE(t.id(), id);
@@ -397,11 +397,11 @@ TEST(CookieStore, SealOpen) {
 TEST(CookieStore, TamperedValuesDoNotOpen) {
     CookieStore cs({crypto::random_token()});
     const std::string value = cs.seal(new_id(), record(R"({"admin":false})"), "sid");
-    const std::string raw = *crypto::base64url_decode(value);
+    const std::string raw = *vela::base64url_decode(value);
     for (std::size_t i = 0; i < raw.size(); ++i) {
         std::string flipped = raw;
         flipped[i] = static_cast<char>(flipped[i] ^ 0x01);
-        EXPECT_FALSE(cs.open(crypto::base64url_encode(flipped), "sid")) << "byte " << i;
+        EXPECT_FALSE(cs.open(vela::base64url_encode(flipped), "sid")) << "byte " << i;
     }
     EXPECT_FALSE(cs.open(value.substr(0, value.size() - 1), "sid"));
     EXPECT_FALSE(cs.open(value + "A", "sid"));

@@ -1,6 +1,6 @@
 #pragma once
 // Small cryptographic building blocks on OpenSSL's libcrypto, for signed and encrypted
-// cookies, session ids and JWT: random bytes, base64url, SHA-256, HMAC-SHA256, HKDF and
+// cookies, session ids and JWT: random bytes, SHA-256, HMAC-SHA256, HKDF and
 // AES-256-GCM. Keys are byte strings held in std::string.
 //
 //     std::string secret = load_secret();                        // >= 32 random bytes
@@ -18,6 +18,8 @@
 #include <string>
 #include <string_view>
 
+#include "vela/base/base64.hpp"
+
 struct evp_mac_ctx_st;  // OpenSSL's EVP_MAC_CTX, kept out of this header
 
 namespace vela::crypto {
@@ -30,16 +32,6 @@ using Digest = std::array<unsigned char, 32>;
 std::string random_bytes(std::size_t n);
 /// `n` random bytes as unpadded base64url text (a session id, a request id).
 std::string random_token(std::size_t n = 32);
-
-/// `data` as base64url (RFC 4648 section 5) without padding.
-std::string base64url_encode(std::string_view data);
-/// Decodes unpadded base64url (padding '=' also accepted at the end); nullopt on any other
-/// character or an impossible length.
-std::optional<std::string> base64url_decode(std::string_view text);
-/// `data` as standard base64 with padding.
-std::string base64_encode(std::string_view data);
-/// Decodes standard base64 (padding required when the length needs it); nullopt if malformed.
-std::optional<std::string> base64_decode(std::string_view text);
 
 /// SHA-256 of `data`.
 Digest sha256(std::string_view data);

@@ -31,7 +31,7 @@ struct Cookie {
     /// The name: an RFC 9110 token (letters, digits and !#$%&'*+-.^_`|~).
     std::string name{};
     /// The value: cookie-octets (printable ASCII except space, '"', ',', ';' and '\'), may be
-    /// wrapped in one pair of '"'. Encode anything else (e.g. with crypto::base64url_encode).
+    /// wrapped in one pair of '"'. Encode anything else (e.g. with vela::base64url_encode).
     std::string value{};
     /// Expires: an absolute expiry time, sent as an IMF-fixdate.
     std::optional<std::chrono::system_clock::time_point> expires{};
