@@ -79,10 +79,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view header = in.substr(0, nl);
     const std::string_view payload = nl == std::string_view::npos ? "" : in.substr(nl + 1);
     const std::string input =
-        vela::vela::base64url_encode(header) + "." + vela::vela::base64url_encode(payload);
+        vela::base64url_encode(header) + "." + vela::base64url_encode(payload);
     const vela::crypto::Digest mac = vela::crypto::hmac_sha256(kSecret, input);
     std::string sig(reinterpret_cast<const char*>(mac.data()), mac.size());
-    const vela::JwtResult r = vela::jwt::verify(input + "." + vela::vela::base64url_encode(sig), o);
+    const vela::JwtResult r = vela::jwt::verify(input + "." + vela::base64url_encode(sig), o);
     check(ERR_peek_error() == 0);
     if (r.ok()) {
         check(r.claims.header.is_object() && r.claims.payload.is_object());
@@ -93,6 +93,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check(!r.reason.empty());
     }
     sig[0] = static_cast<char>(sig[0] ^ 1);
-    check_refused(vela::jwt::verify(input + "." + vela::vela::base64url_encode(sig), o));
+    check_refused(vela::jwt::verify(input + "." + vela::base64url_encode(sig), o));
     return 0;
 }
