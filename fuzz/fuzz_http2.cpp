@@ -55,10 +55,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ::setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
     vela::Loop& loop = worker.loop();
     loop.post([&] {
-        vela::Buffer preface;
-        preface.append(vela::detail::kH2Preface);
-        auto* c = new vela::detail::Http2Connection(worker, sv[0], nullptr, std::move(preface),
-                                                    nullptr, {});
+        vela::net::Transport t(loop, sv[0], nullptr, false);
+        t.in.append(vela::detail::kH2Preface);
+        auto* c = new vela::detail::Http2Connection(worker, std::move(t), nullptr, {});
         worker.add_connection(c);
         c->start();
         // The first byte chooses the piece size, so frames also arrive split.

@@ -21,39 +21,32 @@ using std::chrono::milliseconds;
 
 Http1Connection::Http1Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls)
     : worker_(worker),
-      loop_(worker.loop()),
-      parser_(&worker.options().limits),
-      tls_(std::move(tls)) {
+      t_(worker.loop(), fd, std::move(tls), driver_counts_bytes()),
+      parser_(&worker.options().limits) {
     parser_.pause_after_body_head(true);  // a streaming route may take the body (process())
-    // With TLS, ciphertext goes to the transform and plaintext comes to us.
-    attach(io_, timer_, fd, tls_.get(), *this, this, &Http1Connection::timer_fired);
-    handshaking_ = tls_ != nullptr;
+    handshaking_ = t_.secure();
+    t_.attach(*this, this, &Http1Connection::timer_fired);
 }
 
 Http1Connection::~Http1Connection() {
-    if (!closed_) {
-        loop_.wheel().cancel(timer_);
-        loop_.io().remove(io_);
-        ::close(io_.fd);
-        if (handshaking_) worker_.handshake_finished();
-    }
-    release_buffers();
+    if (!t_.closed() && handshaking_) worker_.handshake_finished();
+    release_buffers();  // (the transport closes its socket, if still open)
 }
 
 void Http1Connection::start() {
-    loop_.io().add(io_);
+    t_.add();
     set_phase(Phase::header, handshaking_ ? worker_.options().handshake_timeout
                                           : worker_.options().header_timeout);
-    loop_.io().read_into(io_);  // the first request often arrives with the connection
+    t_.read();  // the first request often arrives with the connection
 }
 
 bool Http1Connection::idle() const noexcept {
-    return !busy_ && in_.empty() && out_.empty() && !body_in_flight() &&
-           !(tls_ && tls_->output_pending());  // a response's last records still leaving
+    return !busy_ && t_.in.empty() && t_.out.empty() && !body_in_flight() &&
+           !(t_.tls && t_.tls->output_pending());  // a response's last records still leaving
 }
 
 void Http1Connection::drain() {
-    if (closed_) return;
+    if (t_.closed()) return;
     if (idle() || phase_ == Phase::linger) {
         close();
     } else {
@@ -62,7 +55,7 @@ void Http1Connection::drain() {
 }
 
 void Http1Connection::force_close() {
-    if (closed_) return;
+    if (t_.closed()) return;
     if (busy_ && pending_) {
         // The shutdown deadline passed with a handler suspended: abandon it. Destroying its
         // driving coroutine destroys every frame it awaits; complete() will not be called.
@@ -72,10 +65,7 @@ void Http1Connection::force_close() {
     } else if (busy_) {
         // A handler that gave no way to abandon it: close the socket and keep this object
         // for its complete(), which frees it.
-        closed_ = true;
-        loop_.wheel().cancel(timer_);
-        loop_.io().remove(io_);
-        ::close(io_.fd);
+        t_.close(false);
         return;
     }
     close();
@@ -92,64 +82,56 @@ bool Http1Connection::on_handshake(std::string_view alpn) {
     return true;
 }
 
-Buffer& Http1Connection::read_buffer() {
-    if (in_.capacity() == 0) loop_.buffers().acquire(in_);
-    return in_;
-}
+Buffer& Http1Connection::read_buffer() { return t_.input(); }
 
 bool Http1Connection::on_read(ssize_t n) {
     if (body_streaming_) [[unlikely]] {
-        if (n <= 0 && !body_done_ && body_error_ == Status::OK)
-            body_error_ = Status::BadRequest;  // the client went away mid-body
-        if (n > 0) {
-            body_arrived();
-            return !closed_ && io_.reading;
-        }
-        body_arrived();
+        body_->on_read(n);
+        if (n > 0) return !t_.closed() && t_.reading();
     }
     if (n <= 0) {
         // Peer closed or reset. Responses not yet written are of no use to anybody if it
         // reset; after a clean half-close they are still flushed.
         if (busy_) {
             peer_gone_ = true;
-            loop_.io().stop_reading(io_);
+            t_.stop_reading();
             if (pending_ && worker_.options().cancel_on_disconnect) {
                 // Nobody is left to answer: abandon the handler (see ServerOptions).
                 std::coroutine_handle<> work = std::exchange(pending_, {});
                 busy_ = false;
-                io_.report_fin = false;
+                t_.io.report_fin = false;
                 work.destroy();
                 close();
             }
-        } else if (n == 0 && (!out_.empty() || body_in_flight()) && phase_ != Phase::linger) {
+        } else if (n == 0 && (!t_.out.empty() || body_in_flight()) && phase_ != Phase::linger) {
             close_after_ = true;
-            loop_.io().stop_reading(io_);
+            t_.stop_reading();
         } else {
             close();
         }
         return false;
     }
     if (phase_ == Phase::linger) {
-        in_.clear();  // draining after the last response: discard
+        t_.in.clear();  // draining after the last response: discard
         return true;
     }
     process();
-    return !closed_ && io_.reading;
+    return !t_.closed() && t_.reading();
 }
 
 // Parses and answers every complete request in the buffer, in order, then writes all the
 // responses at once.
 void Http1Connection::process() {
     const ServerOptions& opt = worker_.options();
-    while (!busy_ && !body_in_flight() && !close_after_ && !closed_ && !in_.empty()) {
-        if (out_.size() >= opt.output_high_water) {
+    while (!busy_ && !body_in_flight() && !close_after_ && !t_.closed() && !t_.in.empty()) {
+        if (t_.out.size() >= opt.output_high_water) {
             if (!flush()) return;
-            if (out_.size() >= opt.output_high_water) {
+            if (t_.out.size() >= opt.output_high_water) {
                 // The client is not reading its responses: stop reading until it does
                 // (the partial write above guarantees a writable event). Requests it sent
                 // in time are not its fault: only the idle timeout runs meanwhile.
                 paused_ = true;
-                loop_.io().stop_reading(io_);
+                t_.stop_reading();
                 set_phase(Phase::idle, opt.idle_timeout);
                 break;
             }
@@ -158,7 +140,7 @@ void Http1Connection::process() {
             req_ = worker_.acquire_request();
             req_->set_connection(&info);
         }
-        ParseResult r = parser_.parse(in_.data(), in_.size(), *req_);
+        ParseResult r = parser_.parse(t_.in.data(), t_.in.size(), *req_);
         if (r == ParseResult::incomplete) {
             if (parser_.head_complete()) {
                 if (!body_checked_) {
@@ -178,8 +160,8 @@ void Http1Connection::process() {
                 }
                 if (phase_ != Phase::body) set_phase(Phase::body, opt.body_timeout);
                 if (parser_.expects_continue() && !continue_sent_) {
-                    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
-                    write_continue(out_);
+                    t_.output();
+                    write_continue(t_.out);
                     continue_sent_ = true;
                 }
             } else if (phase_ != Phase::header) {
@@ -189,7 +171,7 @@ void Http1Connection::process() {
         }
         if (r == ParseResult::error) {
             if (first_request_ && h2c_preface()) {
-                if (in_.size() >= kH2Preface.size()) {
+                if (t_.in.size() >= kH2Preface.size()) {
                     hand_over_to_http2(nullptr, {});
                     return;
                 }
@@ -205,15 +187,15 @@ void Http1Connection::process() {
         }
         if (!dispatch()) break;  // an asynchronous handler has the request
     }
-    if (!closed_) flush();
+    if (!t_.closed()) flush();
     // What follows a finished stream or direct body continues in a deferred call, not by
     // recursion: a client pipelining many large bodies would otherwise grow the stack
     // (process -> resume -> read -> process ...) without bound.
-    if (!closed_ && stream_ended_ && !resume_queued_) {
+    if (!t_.closed() && stream_ended_ && !resume_queued_) {
         resume_queued_ = true;
-        loop_.defer([this] {
+        t_.loop().defer([this] {
             resume_queued_ = false;
-            if (!closed_ && stream_ended_) resume();
+            if (!t_.closed() && stream_ended_) resume();
         });
     }
 }
@@ -224,9 +206,9 @@ void Http1Connection::resume() {
     paused_ = false;
     stream_ended_ = false;
     process();
-    if (!closed_ && !busy_ && !body_in_flight() && !close_after_ && !paused_ &&
-        phase_ != Phase::linger && !io_.reading)
-        loop_.io().read_into(io_);
+    if (!t_.closed() && !busy_ && !body_in_flight() && !close_after_ && !paused_ &&
+        phase_ != Phase::linger && !t_.reading())
+        t_.read();
 }
 
 // Hands the parsed request to the handler; true when its response is already written.
@@ -252,10 +234,10 @@ bool Http1Connection::dispatch() {
     inline_result_ = nullptr;
     if (!ready && !completed_inline_) {
         busy_ = true;
-        if (!body_waiter_) {  // (a handler reading its streamed body keeps both)
-            loop_.io().stop_reading(io_);
-            loop_.wheel().cancel(timer_);  // no timeout runs against the application
-            io_.report_fin = worker_.options().cancel_on_disconnect;
+        if (!body_streaming_ || !body_->waiting()) {  // (a handler reading its body keeps both)
+            t_.stop_reading();
+            t_.disarm();  // no timeout runs against the application
+            t_.io.report_fin = worker_.options().cancel_on_disconnect;
         }
         return false;
     }
@@ -275,8 +257,8 @@ void Http1Connection::complete(Response&& r) {
     }
     busy_ = false;
     pending_ = {};
-    io_.report_fin = false;
-    if (closed_) {  // force-closed during shutdown while the handler ran
+    t_.io.report_fin = false;
+    if (t_.closed()) {  // force-closed during shutdown while the handler ran
         worker_.connection_closed(this);
         return;
     }
@@ -306,22 +288,22 @@ void Http1Connection::finish(Response& r) {
     }
     // An HTTP/1.0 client reads a streamed body until the connection closes.
     // The rest of an unread streamed request body cannot be told from the next request.
-    const bool unread_body = body_streaming_ && (!body_done_ || body_error_ != Status::OK);
+    const bool unread_body = body_streaming_ && body_->unread();
     const bool keep = req_->keep_alive() && !r.wants_close() && !worker_.draining() &&
                       !(streamed && http10 && !head) && !unread_body;
     // A large body goes out from its own string, after the head (no copy).
     const bool direct = !streamed && !file && !head &&
                         r.body().size() >= worker_.options().direct_body_min &&
                         status_has_body(wire_status(r.status()));
-    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    t_.output();
     if (file) [[unlikely]] {
-        write_response(out_, r,
-                       WriteOptions{loop_.http_date(), keep, http10, true, false,
+        write_response(t_.out, r,
+                       WriteOptions{t_.loop().http_date(), keep, http10, true, false,
                                     static_cast<std::int64_t>(file->length())});
         if (!head && status_has_body(wire_status(r.status()))) start_file(r);
     } else {
-        write_response(out_, r,
-                       WriteOptions{loop_.http_date(), keep, http10, head || direct, streamed});
+        write_response(t_.out, r,
+                       WriteOptions{t_.loop().http_date(), keep, http10, head || direct, streamed});
     }
     if (file) [[unlikely]] {
         // sent by write_file
@@ -330,28 +312,25 @@ void Http1Connection::finish(Response& r) {
         // reading stops meanwhile and only the idle timeout runs.
         stream_ = r.take_body_source();
         stream_chunked_ = !http10;
-        loop_.io().stop_reading(io_);
+        t_.stop_reading();
     } else if (direct) {
         // Likewise until the body is written.
         direct_ = std::make_unique<std::string>(std::move(r.mutable_body()));
         direct_sent_ = 0;
-        loop_.io().stop_reading(io_);
+        t_.stop_reading();
     } else {
         recycle_body(std::move(r.mutable_body()));  // copied out: its storage serves the next one
     }
     if (body_streaming_) [[unlikely]] {
-        if (unread_body) {
-            in_.clear();
-            body_hold_ = 0;
-        }
-        end_body_stream();
+        body_->end(unread_body);
+        body_streaming_ = false;
     }
-    in_.consume(parser_.consumed());
+    t_.in.consume(parser_.consumed());
     parser_.reset();
     body_checked_ = false;
     continue_sent_ = false;
     if (!keep) close_after_ = true;
-    if (in_.empty() || body_in_flight()) {
+    if (t_.in.empty() || body_in_flight()) {
         set_phase(Phase::idle, worker_.options().idle_timeout);
     } else {
         set_phase(Phase::header, worker_.options().header_timeout);
@@ -360,9 +339,9 @@ void Http1Connection::finish(Response& r) {
 
 // Pulls pieces of a streamed body into the output buffer up to the high-water mark.
 void Http1Connection::pump_stream() {
-    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    t_.output();
     const std::size_t high = worker_.options().output_high_water;
-    while (stream_ && out_.size() < high) {
+    while (stream_ && t_.out.size() < high) {
         std::optional<std::string> piece;
         try {
             piece = stream_();
@@ -374,7 +353,7 @@ void Http1Connection::pump_stream() {
             return;
         }
         if (!piece) {
-            if (stream_chunked_) write_last_chunk(out_);
+            if (stream_chunked_) write_last_chunk(t_.out);
             stream_ = nullptr;
             stream_ended_ = true;
             break;
@@ -382,12 +361,12 @@ void Http1Connection::pump_stream() {
         if (piece->empty()) {
             // A coroutine producer (stream_body) with nothing yet: it wakes us.
             if (body_pending(stream_, [this] {
-                    if (!closed_) on_write_ready();
+                    if (!t_.closed()) on_write_ready();
                 }))
                 break;
             continue;
         }
-        write_chunk(out_, *piece, stream_chunked_);
+        write_chunk(t_.out, *piece, stream_chunked_);
     }
 }
 
@@ -395,10 +374,10 @@ void Http1Connection::pump_stream() {
 // follows unknowable, so nothing more is read from this connection).
 void Http1Connection::reject(Status s) {
     Response r = server_error_response(worker_.options(), s, nullptr);
-    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
-    write_response(out_, r, WriteOptions{loop_.http_date(), false, false, false});
+    t_.output();
+    write_response(t_.out, r, WriteOptions{t_.loop().http_date(), false, false, false});
     close_after_ = true;
-    in_.clear();
+    t_.in.clear();
     parser_.reset();
 }
 
@@ -407,7 +386,7 @@ void Http1Connection::reject(Status s) {
 void Http1Connection::note_progress() {
     if (phase_ == Phase::idle)
         deadline_ms_ =
-            loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count());
+            t_.loop().now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count());
 }
 
 // Writes the queued head bytes and the rest of the direct body in one writev. Returns -1 if
@@ -415,17 +394,17 @@ void Http1Connection::note_progress() {
 int Http1Connection::write_direct() {
     iovec v[2];
     int parts = 0;
-    if (!out_.empty()) v[parts++] = iovec{out_.data(), out_.size()};
+    if (!t_.out.empty()) v[parts++] = iovec{t_.out.data(), t_.out.size()};
     v[parts++] = iovec{direct_->data() + direct_sent_, direct_->size() - direct_sent_};
-    const ssize_t n = send(v, parts);
+    const ssize_t n = t_.send(v, parts);
     if (n < 0) {
         close();
         return -1;
     }
     if (n) note_progress();
     std::size_t written = static_cast<std::size_t>(n);
-    const std::size_t from_out = std::min(written, out_.size());
-    out_.consume(from_out);
+    const std::size_t from_out = std::min(written, t_.out.size());
+    t_.out.consume(from_out);
     direct_sent_ += written - from_out;
     if (direct_sent_ < direct_->size()) return 0;
     direct_.reset();
@@ -447,24 +426,20 @@ void Http1Connection::start_file(Response& r) {
     file_ = std::make_unique<FileSend>();
     file_->body = std::move(*r.file_body());
     r.clear_file_body();
-    loop_.io().stop_reading(io_);  // the requests behind it wait (responses go out in order)
+    t_.stop_reading();  // the requests behind it wait (responses go out in order)
 }
 
 // Writes the output buffer; -1 if the connection closed, 0 if bytes remain (on_write_ready
 // continues), 1 once it is empty.
 int Http1Connection::write_out(bool more) {
-    while (!out_.empty()) {
-        iovec v{out_.data(), out_.size()};
-        const ssize_t n = more ? loop_.io().write_more(io_, &v, 1) : send(&v, 1);
-        if (n < 0) {
-            close();
-            return -1;
-        }
-        if (n == 0) return 0;
-        note_progress();
-        out_.consume(static_cast<std::size_t>(n));
+    const std::size_t before = t_.out.size();
+    const int w = t_.write_out(more);
+    if (w < 0) {
+        close();
+        return -1;
     }
-    return 1;
+    if (t_.out.size() != before) note_progress();
+    return w;
 }
 
 // Sends the file body: part heads and bytes kept in memory go through the output buffer (so
@@ -481,7 +456,7 @@ int Http1Connection::write_file() {
     while (f.part < f.body.parts.size()) {
         FileBody::Part& p = f.body.parts[f.part];
         if (!f.head_queued) {
-            out_.append(p.head);
+            t_.out.append(p.head);
             f.head_queued = true;
         }
         const std::uint64_t left = p.length - f.done;
@@ -492,13 +467,13 @@ int Http1Connection::write_file() {
             continue;
         }
         if (budget == 0) {
-            loop_.defer([this] {
-                if (!closed_) on_write_ready();
+            t_.loop().defer([this] {
+                if (!t_.closed()) on_write_ready();
             });
             return 0;
         }
-        if (const std::string* mem = file.content(); mem || tls_ || f.no_sendfile) {
-            const std::size_t room = out_.size() < high ? high - out_.size() : 0;
+        if (const std::string* mem = file.content(); mem || t_.tls || f.no_sendfile) {
+            const std::size_t room = t_.out.size() < high ? high - t_.out.size() : 0;
             if (room == 0) {
                 if (const int w = write_out(); w <= 0) return w;
                 continue;
@@ -511,12 +486,12 @@ int Http1Connection::write_file() {
                     close();
                     return -1;
                 }
-                out_.append(mem->data() + at, n);
+                t_.out.append(mem->data() + at, n);
             } else {
-                out_.ensure_writable(n);
+                t_.out.ensure_writable(n);
                 ssize_t got;
                 do {
-                    got = ::pread(file.fd(), out_.write_ptr(), n, static_cast<off_t>(at));
+                    got = ::pread(file.fd(), t_.out.write_ptr(), n, static_cast<off_t>(at));
                 } while (got < 0 && errno == EINTR);
                 if (got <= 0) {  // the file shrank or failed under us: the length is a lie now
                     log::warn("file body for {} ended early; closing the connection",
@@ -524,7 +499,7 @@ int Http1Connection::write_file() {
                     close();
                     return -1;
                 }
-                out_.commit(static_cast<std::size_t>(got));
+                t_.out.commit(static_cast<std::size_t>(got));
                 f.done += static_cast<std::uint64_t>(got);
                 budget -= static_cast<std::size_t>(got);
                 continue;
@@ -538,7 +513,7 @@ int Http1Connection::write_file() {
         if (const int w = write_out(true); w <= 0) return w;
         const std::size_t want =
             static_cast<std::size_t>(std::min<std::uint64_t>(left, std::uint64_t{budget}));
-        const ssize_t n = loop_.io().send_file(io_, file.fd(), p.offset + f.done, want);
+        const ssize_t n = t_.loop().io().send_file(t_.io, file.fd(), p.offset + f.done, want);
         if (n == -EINVAL || n == -ENOSYS) {
             f.no_sendfile = true;  // a file system without splice support: read it instead
             continue;
@@ -559,7 +534,7 @@ int Http1Connection::write_file() {
         // that never comes.
         if (n == 0) return 0;
     }
-    out_.append(f.body.tail);
+    t_.out.append(f.body.tail);
     file_.reset();
     stream_ended_ = true;  // the requests behind it may proceed
     return 1;
@@ -573,33 +548,33 @@ bool Http1Connection::flush() {
     for (;;) {
         if (stream_) {
             pump_stream();
-            if (closed_) return false;
+            if (t_.closed()) return false;
         }
         if (file_) [[unlikely]] {
             const int r = write_file();
             if (r < 0) return false;
             if (r == 0) break;  // on_write_ready (or the deferred call) continues
-            continue;           // the body is queued; what is in out_ follows
+            continue;           // the body is queued; what is in t_.out follows
         }
         if (direct_) {
             const int r = write_direct();
             if (r < 0) return false;
             if (r == 0) break;  // partial write: on_write_ready continues
-            continue;           // the body is out; anything still in out_ follows
+            continue;           // the body is out; anything still in t_.out follows
         }
-        if (out_.empty()) break;
-        iovec v{out_.data(), out_.size()};
-        ssize_t n = send(&v, 1);
+        if (t_.out.empty()) break;
+        iovec v{t_.out.data(), t_.out.size()};
+        ssize_t n = t_.send(&v, 1);
         if (n < 0) {
             close();
             return false;
         }
-        out_.consume(static_cast<std::size_t>(n));
+        t_.out.consume(static_cast<std::size_t>(n));
         if (n && (stream_ || paused_)) note_progress();
-        if (!out_.empty() || !stream_) break;  // partial write: on_write_ready continues
+        if (!t_.out.empty() || !stream_) break;  // partial write: on_write_ready continues
         if (static_cast<std::size_t>(n) >= budget) {
-            loop_.defer([this] {
-                if (!closed_) on_write_ready();
+            t_.loop().defer([this] {
+                if (!t_.closed()) on_write_ready();
             });
             return true;
         }
@@ -607,53 +582,51 @@ bool Http1Connection::flush() {
     }
     // An empty output buffer goes back to the pool, also while a stream waits for its
     // producer (pump_stream takes one again): an idle event stream holds no 16 KiB buffer.
-    if (out_.empty() && out_.capacity()) loop_.buffers().release(out_);
-    if (out_.empty() && !body_in_flight() && close_after_ && !busy_) {
+    t_.release_output_if_empty();
+    if (t_.out.empty() && !body_in_flight() && close_after_ && !busy_) {
         begin_linger();
-        return !closed_;
+        return !t_.closed();
     }
-    if (!busy_ && in_.empty()) {
-        if (in_.capacity()) loop_.buffers().release(in_);
+    if (!busy_ && t_.in.empty()) {
+        if (t_.in.capacity()) t_.loop().buffers().release(t_.in);
         if (req_) worker_.release_request(std::move(req_));
     }
     return true;
 }
 
 void Http1Connection::on_write_ready() {
-    if (!flush() || closed_) return;
-    if (stream_ended_ || (paused_ && out_.size() < worker_.options().output_high_water / 2))
+    if (!flush() || t_.closed()) return;
+    if (stream_ended_ || (paused_ && t_.out.size() < worker_.options().output_high_water / 2))
         resume();
 }
 
 // After the last response: stop sending, keep reading (and discarding) for a moment so
 // the peer receives our bytes before the kernel would answer its late bytes with a reset.
 void Http1Connection::begin_linger() {
-    if (closed_ || phase_ == Phase::linger) return;
+    if (t_.closed() || phase_ == Phase::linger) return;
     if (peer_gone_) {
         close();
         return;
     }
     // With TLS, close_notify first; the write side is shut once it has left (if the socket
     // is full, the peer still reads it before our close).
-    if (!tls_ || tls_->close_notify()) ::shutdown(io_.fd, SHUT_WR);
-    in_.clear();
+    t_.shutdown_write();
+    t_.in.clear();
     if (req_) worker_.release_request(std::move(req_));
     set_phase(Phase::linger, worker_.options().linger_timeout);
-    if (!io_.reading) loop_.io().read_into(io_);
+    if (!t_.reading()) t_.read();
 }
 
 void Http1Connection::close() {
-    if (closed_) return;
-    closed_ = true;
+    if (t_.closed()) return;
+    // An idle or timed-out TLS connection ends with close_notify (best effort); a lingering
+    // one sent it already, a handshake never finished has none to send.
+    const bool notify = !handshaking_ && phase_ != Phase::linger;
     if (handshaking_) {
         handshaking_ = false;
         worker_.handshake_finished();
-    } else if (tls_ && phase_ != Phase::linger) {
-        tls_->close_notify();  // best effort: an idle or timed-out TLS connection ends cleanly
     }
-    loop_.wheel().cancel(timer_);
-    loop_.io().remove(io_);
-    ::close(io_.fd);
+    t_.close(notify);
     release_buffers();
     if (req_ && !busy_) worker_.release_request(std::move(req_));
     worker_.connection_closed(this);
@@ -663,13 +636,14 @@ void Http1Connection::close() {
 // where a request line was expected (the parser rejects "PRI * HTTP/2.0", so this costs
 // ordinary requests nothing).
 bool Http1Connection::h2c_preface() const noexcept {
-    return !tls_ && worker_.options().http2.h2c_prior_knowledge && is_h2_preface_start(in_.view());
+    return !t_.tls && worker_.options().http2.h2c_prior_knowledge &&
+           is_h2_preface_start(t_.in.view());
 }
 
 // h2c via Upgrade (RFC 7540 3.2): "Upgrade: h2c" with exactly one HTTP2-Settings, both named in
 // Connection. Anything else with an Upgrade field is an ordinary request.
 bool Http1Connection::try_h2c_upgrade() {
-    if (tls_ || !worker_.options().http2.h2c_upgrade) return false;
+    if (t_.tls || !worker_.options().http2.h2c_upgrade) return false;
     bool h2c = false, conn_upgrade = false, conn_settings = false;
     int settings_count = 0;
     std::string_view settings;
@@ -689,7 +663,7 @@ bool Http1Connection::try_h2c_upgrade() {
     // decode is not an upgrade: the request is answered over HTTP/1.1.
     std::optional<std::string> decoded = base64url_decode(settings);
     if (!decoded) return false;
-    in_.consume(parser_.consumed());
+    t_.in.consume(parser_.consumed());
     parser_.reset();
     hand_over_to_http2(std::move(req_), std::move(*decoded));
     return true;
@@ -698,156 +672,24 @@ bool Http1Connection::try_h2c_upgrade() {
 // Gives the socket, the TLS transform and the unread bytes to an HTTP/2 driver, which takes
 // this connection's place in the worker's list.
 void Http1Connection::hand_over_to_http2(std::unique_ptr<Request> upgraded, std::string settings) {
-    closed_ = true;
-    loop_.wheel().cancel(timer_);
-    loop_.io().remove(io_);
-    if (out_.capacity()) loop_.buffers().release(out_);
-    auto* h2 = new Http2Connection(worker_, io_.fd, std::move(tls_), std::move(in_),
-                                   std::move(upgraded), std::move(settings), info);
+    t_.detach();
+    auto* h2 =
+        new Http2Connection(worker_, std::move(t_), std::move(upgraded), std::move(settings), info);
     if (req_) worker_.release_request(std::move(req_));
     worker_.replace_connection(this, h2);
     h2->start();
 }
 
-// ---- streaming request bodies ---------------------------------------------------------------
-
-class Http1Connection::BodyFeed final : public BodyReader {
-  public:
-    explicit BodyFeed(Http1Connection& c) noexcept : c_(c) {}
-    std::uint64_t received() const noexcept override { return received_; }
-    std::uint64_t received_ = 0;
-
-  protected:
-    bool ready() override { return c_.body_extract(); }
-    void wait(std::coroutine_handle<> h) override { c_.body_wait(h); }
-    BodyChunk take() override { return c_.body_take(); }
-
-  private:
-    Http1Connection& c_;
-};
-
-// The route reads this request's body itself: keep the head (the buffer will be reused for
-// the body), and hand the body out as it comes.
+// The route reads this request's body itself (http1_request_body.cpp).
 void Http1Connection::start_body_stream() {
-    const std::size_t head = parser_.head_size();
-    stream_head_.assign(in_.data(), head);
-    req_->rebase(in_.data(), head, stream_head_.data());
-    in_.consume(head);
-    body_chunked_ = parser_.body_chunked();
-    body_left_ = body_chunked_ ? 0 : parser_.content_length();
-    if (body_chunked_) {
-        body_decoder_.reset(&worker_.options().limits);
-        body_decoder_.set_max_body(worker_.options().limits.max_streamed_body);
-    }
-    body_done_ = !body_chunked_ && body_left_ == 0;
-    body_error_ = Status::OK;
-    body_hold_ = 0;
-    have_chunk_ = chunk_end_ = false;
-    if (!body_feed_) body_feed_ = std::make_unique<BodyFeed>(*this);
-    body_feed_->received_ = 0;
-    req_->set_body_stream(body_feed_.get());
+    if (!body_) body_ = std::make_unique<Http1RequestBody>(*this);
+    body_->start(parser_, *req_);
     body_streaming_ = true;
     if (parser_.expects_continue() && !continue_sent_) {
-        if (out_.capacity() == 0) loop_.buffers().acquire(out_);
-        write_continue(out_);
+        t_.output();
+        write_continue(t_.out);
         continue_sent_ = true;
     }
-}
-
-// Finds the next chunk (or the end, or an error) in the buffered bytes; false when more
-// bytes must arrive first.
-bool Http1Connection::body_extract() {
-    if (have_chunk_) return true;
-    if (body_hold_) {
-        in_.consume(body_hold_);
-        body_hold_ = 0;
-    }
-    if (body_error_ != Status::OK || body_done_) {
-        chunk_ = {};
-        chunk_end_ = true;
-        have_chunk_ = true;
-        return true;
-    }
-    if (!body_chunked_) {
-        const std::size_t n =
-            static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, in_.size()));
-        if (n == 0) return false;
-        chunk_ = std::string_view(in_.data(), n);
-        body_hold_ = n;
-        body_left_ -= n;
-        body_done_ = body_left_ == 0;
-    } else {
-        if (in_.empty()) return false;
-        const ChunkedDecoder::Result r = body_decoder_.feed(in_.data(), in_.size());
-        if (r == ChunkedDecoder::Result::error) {
-            body_error_ = body_decoder_.error();
-            chunk_ = {};
-            chunk_end_ = have_chunk_ = true;
-            return true;
-        }
-        const std::size_t decoded = body_decoder_.decoded_size();
-        const std::size_t raw = body_decoder_.raw_size();
-        body_decoder_.drop();
-        body_done_ = r == ChunkedDecoder::Result::done;
-        if (decoded == 0 && !body_done_) {
-            in_.consume(raw);  // framing only so far
-            return false;
-        }
-        chunk_ = std::string_view(in_.data(), decoded);
-        body_hold_ = raw;
-    }
-    body_feed_->received_ += chunk_.size();
-    chunk_end_ = body_done_;
-    have_chunk_ = true;
-    return true;
-}
-
-BodyChunk Http1Connection::body_take() {
-    have_chunk_ = false;
-    // The chunk is a view into in_: nothing may be read into the buffer until the next read().
-    if (io_.reading) loop_.io().stop_reading(io_);
-    if (body_error_ != Status::OK) return BodyChunk{{}, true, body_error_};
-    return BodyChunk{chunk_, chunk_end_, Status::OK};
-}
-
-void Http1Connection::body_wait(std::coroutine_handle<> h) {
-    body_waiter_ = h;
-    if (closed_) {
-        body_error_ = Status::BadRequest;
-        loop_.defer([this] { body_arrived(); });
-        return;
-    }
-    if (body_hold_) {  // the previous chunk's bytes go before reading more
-        in_.consume(body_hold_);
-        body_hold_ = 0;
-    }
-    deadline_ms_ =
-        loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().body_timeout.count());
-    arm_timer();
-    // From the loop, not from here: read_into reads at once and would resume the handler
-    // inside its own read(), one stack frame deeper per chunk.
-    if (!io_.reading && !peer_gone_)
-        loop_.defer([this] {
-            if (!closed_ && body_waiter_ && !io_.reading && !peer_gone_) loop_.io().read_into(io_);
-        });
-}
-
-// Bytes (or the end of the socket, or a timeout) for a handler waiting in read().
-void Http1Connection::body_arrived() {
-    deadline_ms_ =
-        loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().body_timeout.count());
-    if (!body_waiter_ || !body_extract()) return;
-    std::coroutine_handle<> h = std::exchange(body_waiter_, {});
-    h.resume();
-}
-
-void Http1Connection::end_body_stream() noexcept {
-    if (body_hold_) in_.consume(body_hold_);
-    body_hold_ = 0;
-    body_streaming_ = false;
-    body_waiter_ = {};
-    have_chunk_ = false;
-    std::string().swap(stream_head_);
 }
 
 // A 101 from ws_accept(): the head goes out, then the socket, the TLS transform, the bytes
@@ -859,18 +701,15 @@ void Http1Connection::hand_over_to_websocket(std::shared_ptr<Upgrade> u, const R
         close();
         return;
     }
-    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
-    out_.append("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n");
-    out_.append(r.header_block());
-    out_.append("\r\n");
-    const std::string_view head(in_.data(), parser_.consumed());
-    in_.consume(parser_.consumed());  // the bytes stay where they are until the copy
+    t_.output();
+    t_.out.append("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n");
+    t_.out.append(r.header_block());
+    t_.out.append("\r\n");
+    const std::string_view head(t_.in.data(), parser_.consumed());
+    t_.in.consume(parser_.consumed());  // the bytes stay where they are until the copy
     parser_.reset();
-    closed_ = true;
-    loop_.wheel().cancel(timer_);
-    loop_.io().remove(io_);
-    auto* ws = new WsConnection(worker_, io_.fd, std::move(tls_), std::move(in_), std::move(out_),
-                                std::move(req_), head, std::move(up));
+    t_.detach();
+    auto* ws = new WsConnection(worker_, std::move(t_), std::move(req_), head, std::move(up));
     ws->adopt_info(info);
     worker_.replace_connection(this, ws);
     ws->start();
@@ -881,55 +720,36 @@ void Http1Connection::release_buffers() noexcept {
         body_dropped(stream_);  // a producer learns that its client has gone
         stream_ = nullptr;
     }
-    if (in_.capacity()) loop_.buffers().release(in_);
-    if (out_.capacity()) loop_.buffers().release(out_);
+    t_.release_buffers();
     direct_.reset();
 }
 
 void Http1Connection::set_phase(Phase p, milliseconds timeout) {
     phase_ = p;
-    deadline_ms_ = loop_.now_ms() + static_cast<std::uint64_t>(timeout.count());
-    arm_timer();
+    deadline_ms_ = t_.loop().now_ms() + static_cast<std::uint64_t>(timeout.count());
+    t_.arm(deadline_ms_);
 }
 
 // The wheel entry only needs to fire no later than the deadline; when it fires early the
 // deadline is checked again (so a request costs a store, not a relink).
-void Http1Connection::arm_timer() {
-    TimerWheel& w = loop_.wheel();
-    if (timer_.linked() && timer_.expiry * w.tick_ms() <= deadline_ms_ + w.tick_ms()) return;
-    const std::uint64_t now = loop_.now_ms();
-    w.schedule(timer_, now, deadline_ms_ > now ? deadline_ms_ - now : 0);
-}
-
 void Http1Connection::timer_fired(TimerWheel::Entry* e) {
     static_cast<Http1Connection*>(e->owner)->on_timeout();
 }
 
 void Http1Connection::on_timeout() {
-    if (busy_ && body_waiter_ && !closed_) {
-        // A streamed body that stopped arriving: the handler's read() reports 408.
-        const std::uint64_t now = loop_.now_ms();
-        if (now < deadline_ms_) {
-            loop_.wheel().schedule(timer_, now, deadline_ms_ - now);
-            return;
-        }
-        body_error_ = Status::RequestTimeout;
-        body_arrived();
+    if (busy_ && body_streaming_ && body_->waiting() && !t_.closed()) {
+        body_->on_timeout();  // a body that stopped arriving: the handler's read() reports 408
         return;
     }
-    if (closed_ || busy_) return;
-    const std::uint64_t now = loop_.now_ms();
-    if (now < deadline_ms_) {
-        loop_.wheel().schedule(timer_, now, deadline_ms_ - now);
-        return;
-    }
+    if (t_.closed() || busy_) return;
+    if (!t_.due(deadline_ms_)) return;
     switch (phase_) {
         case Phase::idle:
         case Phase::linger:
             close();
             break;
         case Phase::header:
-            if (!parser_.started() && in_.empty()) {
+            if (!parser_.started() && t_.in.empty()) {
                 close();  // nothing was sent: no request to answer
                 break;
             }

@@ -20,9 +20,10 @@
 #include <memory>
 #include <string>
 
+#include "http1_request_body.hpp"
 #include "vela/base/buffer.hpp"
-#include "vela/http/chunked_decoder.hpp"
 #include "vela/http/request_parser.hpp"
+#include "vela/net/transport.hpp"
 #include "vela/reactor/timer_wheel.hpp"
 #include "vela/server/handler.hpp"
 #include "vela/tls/stream.hpp"
@@ -68,19 +69,9 @@ class Http1Connection final : public Connection, public ResponseSink {
     void resume();
     void reject(Status s);
     bool flush();
-    // Writes through the TLS transform when there is one (one predictable branch otherwise).
-    ssize_t send(const iovec* v, int n) {
-        return tls_ ? tls_->write(v, n) : loop_.io().write_from(io_, v, n);
-    }
-    // A streaming route's body (App::streaming), read as the handler asks for it.
-    class BodyFeed;
-    friend class BodyFeed;
+    // A streaming route's request body (App::streaming): http1_request_body.cpp.
+    friend class Http1RequestBody;
     void start_body_stream();
-    bool body_extract();
-    void body_wait(std::coroutine_handle<> h);
-    BodyChunk body_take();
-    void body_arrived();
-    void end_body_stream() noexcept;
     bool h2c_preface() const noexcept;
     bool try_h2c_upgrade();
     void hand_over_to_http2(std::unique_ptr<Request> upgraded, std::string settings);
@@ -94,19 +85,13 @@ class Http1Connection final : public Connection, public ResponseSink {
     void begin_linger();
     void release_buffers() noexcept;
     void set_phase(Phase p, std::chrono::milliseconds timeout);
-    void arm_timer();
     void on_timeout();
     static void timer_fired(TimerWheel::Entry* e);
 
     ServerWorker& worker_;
-    Loop& loop_;
-    IoHandle io_;
-    TimerWheel::Entry timer_;
+    net::Transport t_;  // socket, TLS transform, timer entry, buffers
     RequestParser parser_;
-    Buffer in_;
-    Buffer out_;
     std::unique_ptr<Request> req_;
-    std::unique_ptr<tls::Stream> tls_;  // the TLS transform, on TLS ports
     std::uint64_t deadline_ms_ = 0;
     Response::BodySource stream_;          // a streamed body still being produced
     std::unique_ptr<std::string> direct_;  // a large body sent from its own storage
@@ -121,29 +106,16 @@ class Http1Connection final : public Connection, public ResponseSink {
     bool completed_inline_ = false;
     bool close_after_ = false;  // close once output is flushed
     bool paused_ = false;       // reading stopped for back-pressure
-    bool closed_ = false;
-    bool peer_gone_ = false;  // the peer closed while a handler was running
+    bool peer_gone_ = false;    // the peer closed while a handler was running
     bool continue_sent_ = false;
     bool stream_chunked_ = false;  // stream_ is framed as chunks (else raw until close)
     bool resume_queued_ = false;   // a deferred resume() is pending
     bool stream_ended_ = false;    // a stream (or direct body) finished: what follows may proceed
     bool handshaking_ = false;     // counted in the worker's handshakes in progress
     bool first_request_ = true;    // only the first request may be an h2c preface or upgrade
-    // Streaming request body state (idle otherwise).
     bool body_checked_ = false;    // the handler was asked whether this request streams
     bool body_streaming_ = false;  // the handler reads this request's body as it arrives
-    bool body_chunked_ = false;
-    bool body_done_ = false;   // every body byte was handed out
-    bool have_chunk_ = false;  // chunk_ extracted and not yet taken
-    bool chunk_end_ = false;
-    Status body_error_ = Status::OK;
-    std::uint64_t body_left_ = 0;  // Content-Length bytes still to come
-    std::size_t body_hold_ = 0;    // bytes of in_ the last chunk occupies (dropped on the next)
-    std::string_view chunk_;
-    std::coroutine_handle<> body_waiter_;
-    ChunkedDecoder body_decoder_;
-    std::string stream_head_;  // the streamed request's head (its views point here)
-    std::unique_ptr<BodyFeed> body_feed_;
+    std::unique_ptr<Http1RequestBody> body_;  // made by the first streaming request
 };
 
 }  // namespace vela::detail

@@ -390,32 +390,25 @@ constexpr bool connection_specific(std::string_view lower_name) {
 
 }  // namespace
 
-Http2Connection::Http2Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls,
-                                 Buffer unread, std::unique_ptr<Request> upgraded,
-                                 std::string settings, const ConnectionInfo& info)
+Http2Connection::Http2Connection(ServerWorker& worker, net::Transport&& t,
+                                 std::unique_ptr<Request> upgraded, std::string settings,
+                                 const ConnectionInfo& info)
     : worker_(worker),
-      loop_(worker.loop()),
-      tls_(std::move(tls)),
-      in_(std::move(unread)),
+      t_(std::move(t)),
       target_parser_(&worker.options().limits),
       upgrade_settings_(std::move(settings)) {
     this->info = info;
     protocol = ConnectionProtocol::http2;
-    attach(io_, timer_, fd, tls_.get(), *this, this, &Http2Connection::timer_fired);
+    t_.attach(*this, this, &Http2Connection::timer_fired);
     if (nghttp2_session_server_new3(&session_, callbacks(), this, session_options(),
                                     pooled_mem()) != 0)
         throw std::bad_alloc();
-    // The upgraded request's fields point into `in_`'s old bytes: copy them before anything
+    // The upgraded request's fields point into `t_.in`'s old bytes: copy them before anything
     // touches the buffer.
     if (upgraded) adopt_upgrade(std::move(upgraded));
 }
 
 Http2Connection::~Http2Connection() {
-    if (!closed_) {
-        loop_.wheel().cancel(timer_);
-        loop_.io().remove(io_);
-        ::close(io_.fd);
-    }
     delete upgraded_;
     while (streams_) {
         H2Stream* s = streams_;
@@ -432,9 +425,7 @@ Http2Connection::~Http2Connection() {
         free_stream(s);
     }
     nghttp2_session_del(session_);
-    if (in_.capacity()) loop_.buffers().release(in_);
-    if (out_.capacity()) loop_.buffers().release(out_);
-}
+}  // (the transport closes its socket, if still open, and returns the buffers)
 
 void Http2Connection::start() {
     const Http2Options& o = worker_.options().http2;
@@ -444,10 +435,10 @@ void Http2Connection::start() {
         {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, o.max_frame_size},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, o.max_header_list_size},
     }};
-    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    t_.output();
     if (upgraded_) {
         // RFC 7540 3.2: 101, then the server preface; the request becomes stream 1.
-        out_.append(
+        t_.out.append(
             "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n");
         nghttp2_session_upgrade2(
             session_, reinterpret_cast<const std::uint8_t*>(upgrade_settings_.data()),
@@ -457,10 +448,10 @@ void Http2Connection::start() {
     if (o.connection_window > 65535)
         nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0,
                                               static_cast<std::int32_t>(o.connection_window));
-    loop_.io().add(io_);
-    arm(loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count()));
+    t_.add();
+    arm(t_.loop().now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count()));
     if (H2Stream* s = std::exchange(upgraded_, nullptr)) {
-        s->opened_ms = loop_.now_ms();
+        s->opened_ms = t_.loop().now_ms();
         s->next = streams_;
         if (streams_) streams_->prev = s;
         streams_ = s;
@@ -471,15 +462,15 @@ void Http2Connection::start() {
         ready_.push_back(s);
     }
     // What the HTTP/1.1 driver had read already (the preface and perhaps more).
-    if (!in_.empty() && !feed()) return;
+    if (!t_.in.empty() && !feed()) return;
     run_ready();
-    if (closed_) return;
+    if (t_.closed()) return;
     flush();
-    if (closed_) return;
+    if (t_.closed()) return;
     // Plaintext that came with the TLS Finished. Its result is no reason to stop: on_read()
     // answers "keep reading" only once reading is armed, which it is not yet.
-    if (tls_) tls_->deliver();
-    if (!closed_ && !paused_ && !io_.reading) loop_.io().read_into(io_);
+    if (t_.tls) t_.tls->deliver();
+    if (!t_.closed() && !paused_ && !t_.reading()) t_.read();
 }
 
 // The upgraded HTTP/1.1 request is answered on stream 1: its fields and body move into the
@@ -525,7 +516,7 @@ void Http2Connection::adopt_upgrade(std::unique_ptr<Request> req) {
 }
 
 void Http2Connection::drain() {
-    if (closed_ || draining_) return;
+    if (t_.closed() || draining_) return;
     draining_ = true;
     nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
                           nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
@@ -542,21 +533,18 @@ void Http2Connection::force_close() {
             std::coroutine_handle<> w = std::exchange(s->work, {});
             s->busy = false;
             w.destroy();
-            if (closed_) free_stream(s);
+            if (t_.closed()) free_stream(s);
         }
         s = nx;
     }
-    if (closed_) {
+    if (t_.closed()) {
         release_if_done();
         return;
     }
     close();
 }
 
-Buffer& Http2Connection::read_buffer() {
-    if (in_.capacity() == 0) loop_.buffers().acquire(in_);
-    return in_;
-}
+Buffer& Http2Connection::read_buffer() { return t_.input(); }
 
 bool Http2Connection::on_read(ssize_t n) {
     if (n <= 0) {
@@ -564,15 +552,15 @@ bool Http2Connection::on_read(ssize_t n) {
         return false;
     }
     if (lingering_) {  // after our GOAWAY: read and discard until the client closes
-        in_.clear();
-        if (in_.capacity()) loop_.buffers().release(in_);
+        t_.in.clear();
+        t_.release_input_if_empty();
         return true;
     }
     if (!feed()) return false;
     run_ready();
-    if (closed_) return false;
+    if (t_.closed()) return false;
     flush();
-    return !closed_ && io_.reading;
+    return !t_.closed() && t_.reading();
 }
 
 // Hands the buffered bytes to nghttp2 (which calls back into on_header, on_frame, ...), after a
@@ -584,8 +572,8 @@ bool Http2Connection::feed() {
     // The rest of a SETTINGS frame: our DATA sent since the last read changed the windows.
     if (windows_noted_) [[unlikely]]
         note_windows();
-    const auto* p = reinterpret_cast<const std::uint8_t*>(in_.data());
-    const std::size_t n = in_.size();
+    const auto* p = reinterpret_cast<const std::uint8_t*>(t_.in.data());
+    const std::size_t n = t_.in.size();
     std::size_t pos = 0, fed = 0;
     std::uint32_t left = scan_left_;
     bool ok = true;
@@ -629,15 +617,15 @@ bool Http2Connection::feed() {
     scan_left_ = left;
     if (ok && fed < n) ok = deliver(p + fed, n - fed);
     in_feed_ = false;
-    in_.clear();
-    if (in_.capacity()) loop_.buffers().release(in_);
+    t_.in.clear();
+    t_.release_input_if_empty();
     if (!ok) {
         flush();
-        if (!closed_) linger();
+        if (!t_.closed()) linger();
         return false;
     }
     deadline_ms_ =
-        loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count());
+        t_.loop().now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count());
     return true;
 }
 
@@ -772,7 +760,7 @@ int Http2Connection::on_begin_headers(std::int32_t id) {
     H2Stream* s = spare_streams().take();
     s->conn = this;
     s->id = id;
-    s->opened_ms = loop_.now_ms();
+    s->opened_ms = t_.loop().now_ms();
     s->next = streams_;
     if (streams_) streams_->prev = s;
     streams_ = s;
@@ -909,7 +897,7 @@ int Http2Connection::on_frame_sent(std::uint8_t type, std::uint8_t flags, std::i
 // Dispatches every stream whose request ended during the last read, unless the client reset it
 // in the meantime (rapid reset costs the server no handler work).
 void Http2Connection::run_ready() {
-    for (std::size_t i = 0; i < ready_.size() && !closed_; ++i) {
+    for (std::size_t i = 0; i < ready_.size() && !t_.closed(); ++i) {
         H2Stream* s = ready_[i];
         s->queued = false;
         if (!s->open) {
@@ -1002,7 +990,7 @@ void Http2Connection::dispatch(H2Stream& s) {
 void Http2Connection::stream_completed(H2Stream& s, Response&& r) {
     s.busy = false;
     s.work = {};
-    if (closed_ || !s.open) {  // reset by the client, or the connection went away
+    if (t_.closed() || !s.open) {  // reset by the client, or the connection went away
         free_stream(&s);
         release_if_done();
         return;
@@ -1075,7 +1063,7 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     };
     add(":status", std::string_view(status_text, 3), kKeepName);
     add("server", "vela", kKeepBoth);
-    add("date", loop_.http_date(), kKeepBoth);
+    add("date", t_.loop().http_date(), kKeepBoth);
     if (!r.builtin_content_type().empty()) add("content-type", r.builtin_content_type(), kKeepBoth);
     const std::string_view kept = out;  // complete: its bytes no longer move
     for (const Span& sp : spans)
@@ -1151,7 +1139,7 @@ std::size_t Http2Connection::write_body(H2Stream& s, std::uint8_t* buf, std::siz
                 // A coroutine producer (stream_body) with nothing yet: it wakes the stream.
                 const std::int32_t id = s.id;
                 if (body_pending(s.source, [this, id] {
-                        if (closed_ || lingering_) return;
+                        if (t_.closed() || lingering_) return;
                         // Data again: a stall from here on is the client's (send_timeout).
                         if (auto* st = static_cast<H2Stream*>(
                                 nghttp2_session_get_stream_user_data(session_, id)))
@@ -1242,11 +1230,11 @@ std::size_t Http2Connection::write_file_body(H2Stream& s, std::uint8_t* buf, std
 // Gathers nghttp2's output up to the high-water mark and writes it; reading pauses while a
 // client leaves more than that unread.
 void Http2Connection::flush() {
-    if (closed_ || lingering_) return;
+    if (t_.closed() || lingering_) return;
     const std::size_t high = worker_.options().output_high_water;
-    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    t_.output();
     for (;;) {
-        while (out_.size() < high) {
+        while (t_.out.size() < high) {
             const std::uint8_t* data = nullptr;
             const ssize_t n = nghttp2_session_mem_send(session_, &data);
             if (n < 0) {
@@ -1254,35 +1242,33 @@ void Http2Connection::flush() {
                 return;
             }
             if (n == 0) break;
-            out_.append(data, static_cast<std::size_t>(n));
+            t_.out.append(data, static_cast<std::size_t>(n));
         }
-        if (out_.empty()) break;
-        iovec v{out_.data(), out_.size()};
-        const ssize_t n = send(&v, 1);
+        if (t_.out.empty()) break;
+        iovec v{t_.out.data(), t_.out.size()};
+        const ssize_t n = t_.send(&v, 1);
         if (n < 0) {
             close();
             return;
         }
-        out_.consume(static_cast<std::size_t>(n));
+        t_.out.consume(static_cast<std::size_t>(n));
         if (n > 0)
-            deadline_ms_ =
-                loop_.now_ms() + static_cast<std::uint64_t>(worker_.options().idle_timeout.count());
-        if (!out_.empty()) break;  // the socket is full: on_write_ready continues
+            deadline_ms_ = t_.loop().now_ms() +
+                           static_cast<std::uint64_t>(worker_.options().idle_timeout.count());
+        if (!t_.out.empty()) break;  // the socket is full: on_write_ready continues
     }
-    if (!out_.empty() && out_.size() >= high && !paused_) {
+    if (!t_.out.empty() && t_.out.size() >= high && !paused_) {
         paused_ = true;
-        loop_.io().stop_reading(io_);
-    } else if (paused_ && out_.size() < high / 2) {
+        t_.stop_reading();
+    } else if (paused_ && t_.out.size() < high / 2) {
         paused_ = false;  // read again from the loop, not from inside this flush
-        loop_.defer([this] {
-            if (!closed_ && !paused_ && !io_.reading) loop_.io().read_into(io_);
-        });
+        t_.read_later([this] { return !paused_; });
     }
-    if (out_.empty() && out_.capacity()) loop_.buffers().release(out_);
+    t_.release_output_if_empty();
     // After GOAWAY (ours or the client's) the connection ends once nothing is in flight.
     const bool done =
         nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0;
-    if (out_.empty() && (done || (draining_ && stream_count_ == 0))) linger();
+    if (t_.out.empty() && (done || (draining_ && stream_count_ == 0))) linger();
 }
 
 void Http2Connection::on_write_ready() { flush(); }
@@ -1292,17 +1278,13 @@ void Http2Connection::on_write_ready() { flush(); }
 // destroy the GOAWAY before the client reads it; so the client's own close, or the timeout,
 // ends the connection.
 void Http2Connection::linger() {
-    if (closed_ || lingering_) return;
+    if (t_.closed() || lingering_) return;
     lingering_ = true;
-    if (!tls_ || tls_->close_notify()) ::shutdown(io_.fd, SHUT_WR);
-    const std::uint64_t now = loop_.now_ms();
-    const auto wait = static_cast<std::uint64_t>(worker_.options().linger_timeout.count());
-    deadline_ms_ = now + wait;
-    loop_.wheel().schedule(timer_, now, wait);
-    if (!io_.reading)
-        loop_.defer([this] {
-            if (!closed_ && !io_.reading) loop_.io().read_into(io_);
-        });
+    t_.shutdown_write();
+    deadline_ms_ =
+        t_.loop().now_ms() + static_cast<std::uint64_t>(worker_.options().linger_timeout.count());
+    t_.schedule(deadline_ms_);
+    if (!t_.reading()) t_.read_later([] { return true; });
 }
 
 // Ends the connection with GOAWAY (a flood or abuse): what is queued is still sent.
@@ -1311,14 +1293,9 @@ void Http2Connection::calm_down(std::uint32_t error) {
 }
 
 void Http2Connection::close() {
-    if (closed_) return;
-    closed_ = true;
-    if (tls_) tls_->close_notify();
-    loop_.wheel().cancel(timer_);
-    loop_.io().remove(io_);
-    ::close(io_.fd);
-    if (in_.capacity()) loop_.buffers().release(in_);
-    if (out_.capacity()) loop_.buffers().release(out_);
+    if (t_.closed()) return;
+    t_.close();
+    t_.release_buffers();
     // Streams with a handler still running stay until it completes (stream_completed frees
     // them) and keep this object in the worker's list meanwhile, so a shutdown waits for
     // them or abandons them at its deadline; the rest go now.
@@ -1333,7 +1310,7 @@ void Http2Connection::close() {
 
 // A closed connection leaves the worker once no handler holds one of its streams.
 void Http2Connection::release_if_done() noexcept {
-    if (closed_ && !streams_ && !released_) {
+    if (t_.closed() && !streams_ && !released_) {
         released_ = true;
         worker_.connection_closed(this);
     }
@@ -1354,11 +1331,11 @@ void Http2Connection::free_stream(H2Stream* s) noexcept {
 
 void Http2Connection::arm(std::uint64_t deadline) {
     deadline_ms_ = deadline;
-    TimerWheel& w = loop_.wheel();
-    const std::uint64_t now = loop_.now_ms();
+    TimerWheel& w = t_.loop().wheel();
+    const std::uint64_t now = t_.loop().now_ms();
     // Checked at least once a second while streams are open (send stalls, slow bodies).
     const std::uint64_t wait = std::min<std::uint64_t>(deadline > now ? deadline - now : 0, 1000);
-    w.schedule(timer_, now, wait);
+    w.schedule(t_.timer, now, wait);
 }
 
 void Http2Connection::timer_fired(TimerWheel::Entry* e) {
@@ -1369,14 +1346,11 @@ void Http2Connection::timer_fired(TimerWheel::Entry* e) {
 // shut) and a request body that does not arrive within body_timeout end their stream; a
 // connection with no stream for idle_timeout ends with GOAWAY.
 void Http2Connection::on_timeout() {
-    if (closed_) return;
+    if (t_.closed()) return;
     const ServerOptions& o = worker_.options();
-    const std::uint64_t now = loop_.now_ms();
+    const std::uint64_t now = t_.loop().now_ms();
     if (lingering_) {
-        if (now >= deadline_ms_)
-            close();
-        else
-            loop_.wheel().schedule(timer_, now, deadline_ms_ - now);
+        if (t_.due(deadline_ms_)) close();
         return;
     }
     bool busy = false;
@@ -1398,14 +1372,14 @@ void Http2Connection::on_timeout() {
     if (!busy && now >= deadline_ms_) {
         nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
         flush();
-        if (!closed_) linger();
+        if (!t_.closed()) linger();
         return;
     }
     flush();
-    if (closed_) return;
+    if (t_.closed()) return;
     if (busy || now < deadline_ms_) {
-        TimerWheel& w = loop_.wheel();
-        w.schedule(timer_, now,
+        TimerWheel& w = t_.loop().wheel();
+        w.schedule(t_.timer, now,
                    std::min<std::uint64_t>(deadline_ms_ > now ? deadline_ms_ - now : 1000, 1000));
     }
 }

@@ -32,6 +32,7 @@
 
 #include "vela/base/buffer.hpp"
 #include "vela/http/request_parser.hpp"
+#include "vela/net/transport.hpp"
 #include "vela/reactor/timer_wheel.hpp"
 #include "vela/server/handler.hpp"
 #include "vela/tls/stream.hpp"
@@ -98,9 +99,8 @@ class Http2Connection final : public Connection {
     /// Takes over a socket from the HTTP/1.1 driver: `unread` holds bytes already read (the
     /// preface and more); `upgraded` is the request of an "Upgrade: h2c" (answered on stream
     /// 1) and `settings` its decoded HTTP2-Settings.
-    Http2Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls, Buffer unread,
-                    std::unique_ptr<Request> upgraded, std::string settings,
-                    const ConnectionInfo& info = {});
+    Http2Connection(ServerWorker& worker, net::Transport&& t, std::unique_ptr<Request> upgraded,
+                    std::string settings, const ConnectionInfo& info = {});
     ~Http2Connection() override;
 
     /// Registers the socket, sends SETTINGS and processes what was handed over.
@@ -111,7 +111,7 @@ class Http2Connection final : public Connection {
     void force_close() override;
     /// Processes `bytes` as if read from the socket (the fuzz target feeds frames this way).
     void receive(std::string_view bytes) {
-        if (closed_) return;
+        if (t_.closed()) return;
         read_buffer().append(bytes);
         on_read(static_cast<ssize_t>(bytes.size()));
     }
@@ -137,9 +137,6 @@ class Http2Connection final : public Connection {
     void on_write_ready() override;
     bool on_handshake(std::string_view) override { return true; }
 
-    ssize_t send(const iovec* v, int n) {
-        return tls_ ? tls_->write(v, n) : loop_.io().write_from(io_, v, n);
-    }
     bool feed();
     bool deliver(const std::uint8_t* data, std::size_t len);
     bool check_frame(const std::uint8_t* head, const std::uint8_t* chunk, std::size_t& fed,
@@ -164,12 +161,7 @@ class Http2Connection final : public Connection {
     static void timer_fired(TimerWheel::Entry* e);
 
     ServerWorker& worker_;
-    Loop& loop_;
-    IoHandle io_;
-    TimerWheel::Entry timer_;
-    std::unique_ptr<tls::Stream> tls_;
-    Buffer in_;
-    Buffer out_;
+    net::Transport t_;  // socket, TLS transform, timer entry, buffers
     nghttp2_session* session_ = nullptr;
     RequestParser target_parser_;  // checks :path by the HTTP/1.1 target rules
     std::vector<H2Stream*> ready_;
@@ -194,7 +186,6 @@ class Http2Connection final : public Connection {
     bool windows_noted_ = false;
     std::uint64_t deadline_ms_ = 0;
     std::size_t control_frames_ = 0;
-    bool closed_ = false;
     bool released_ = false;  // handed back to the worker (connection_closed)
     bool draining_ = false;
     bool in_feed_ = false;

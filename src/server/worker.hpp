@@ -44,19 +44,6 @@ class Connection : public tls::StreamOwner {
 /// the loop's backend its counters).
 inline bool driver_counts_bytes() noexcept { return current_loop_stats() != nullptr; }
 
-/// Points a driver's socket handle at `fd` (through the TLS transform when there is one) and
-/// its timer at `fire(owner)`.
-inline void attach(IoHandle& io, TimerWheel::Entry& timer, int fd, tls::Stream* tls,
-                   tls::StreamOwner& driver, void* owner, void (*fire)(TimerWheel::Entry*)) {
-    io.fd = fd;
-    io.sink = tls ? static_cast<IoSink*>(tls) : &driver;
-    io.kind = IoHandle::stream;
-    io.count_bytes = driver_counts_bytes();
-    timer.fire = fire;
-    timer.owner = owner;
-    if (tls) tls->bind(io, driver);
-}
-
 class ServerWorker final {
   public:
     /// `index`: the loop's number in its server (ServerOptions::on_loop_start).

@@ -42,14 +42,10 @@ bool uses_shared_deflater(const ws::DeflateParams& p, const ws::DeflateOptions& 
 
 }  // namespace
 
-WsConnection::WsConnection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls,
-                           Buffer unread, Buffer out, std::unique_ptr<Request> req,
+WsConnection::WsConnection(ServerWorker& worker, net::Transport&& t, std::unique_ptr<Request> req,
                            std::string_view head, std::shared_ptr<WsUpgrade> up)
     : worker_(worker),
-      loop_(worker.loop()),
-      tls_(std::move(tls)),
-      in_(std::move(unread)),
-      out_(std::move(out)),
+      t_(std::move(t)),
       head_(head),
       req_(std::move(req)),
       up_(std::move(up)),
@@ -58,7 +54,7 @@ WsConnection::WsConnection(ServerWorker& worker, int fd, std::unique_ptr<tls::St
       reader_(reader_opt_) {
     req_->rebase(head.data(), head.size(), head_.data());
     protocol = ConnectionProtocol::websocket;
-    attach(io_, timer_, fd, tls_.get(), *this, this, &WsConnection::timer_fired);
+    t_.attach(*this, this, &WsConnection::timer_fired);
     if (up_->deflate) {
         inflater_ = std::make_unique<ws::Inflater>(*up_->deflate);
         reader_.set_inflater(inflater_.get());
@@ -66,26 +62,20 @@ WsConnection::WsConnection(ServerWorker& worker, int fd, std::unique_ptr<tls::St
             deflater_ = std::make_unique<ws::Deflater>(*up_->deflate, opt_.deflate);
     }
     shared_ = std::make_shared<WsShared>();
-    shared_->loop = loop_.ref();
+    shared_->loop = t_.loop().ref();
     shared_->max = opt_.send_queue_max;
     shared_->policy = opt_.slow_client;
     shared_->conn = this;
 }
 
 WsConnection::~WsConnection() {
-    if (!closed_) {
-        loop_.wheel().cancel(timer_);
-        loop_.io().remove(io_);
-        ::close(io_.fd);
-    }
-    if (in_.capacity()) loop_.buffers().release(in_);
-    if (out_.capacity()) loop_.buffers().release(out_);
+    // (the transport closes its socket, if still open, and returns the buffers)
     if (req_) worker_.release_request(std::move(req_));
 }
 
 void WsConnection::start() {
-    loop_.io().add(io_);
-    last_rx_ms_ = loop_.now_ms();
+    t_.add();
+    last_rx_ms_ = t_.loop().now_ms();
     arm_timer();
     handler_running_ = true;
     Task<void> task;
@@ -100,21 +90,21 @@ void WsConnection::start() {
                                       [this](std::exception_ptr e) { handler_done(e); });
         if (handler_running_) handler_ = d.handle;
     }
-    if (!closed_) {
+    if (!t_.closed()) {
         parse();  // frames the client sent right behind its handshake
         flush();
-        if (!closed_ && !held_ && !io_.reading) loop_.io().read_into(io_);
+        if (!t_.closed() && !held_ && !t_.reading()) t_.read();
     }
 }
 
 // ---- reading --------------------------------------------------------------------------------
 
 Buffer& WsConnection::read_buffer() {
-    if (in_.capacity() == 0) loop_.buffers().acquire(in_);
+    t_.input();
     // A client that filled the buffer last time gets bigger reads (fewer system calls) while
     // it keeps sending that fast; the buffer goes back to its pooled size once drained.
-    if (big_reads_ && in_.writable() < kBigRead / 2) in_.ensure_writable(kBigRead);
-    return in_;
+    if (big_reads_ && t_.in.writable() < kBigRead / 2) t_.in.ensure_writable(kBigRead);
+    return t_.in;
 }
 
 bool WsConnection::on_read(ssize_t n) {
@@ -124,35 +114,35 @@ bool WsConnection::on_read(ssize_t n) {
         close_socket();
         return false;
     }
-    last_rx_ms_ = loop_.now_ms();
+    last_rx_ms_ = t_.loop().now_ms();
     ping_sent_ms_ = 0;
-    big_reads_ = in_.writable() == 0;
+    big_reads_ = t_.in.writable() == 0;
     if (discard_input_) {
-        in_.clear();  // after the close handshake or an error nothing more is parsed
+        t_.in.clear();  // after the close handshake or an error nothing more is parsed
         return true;
     }
     parse();
     flush();
-    return !closed_ && io_.reading;
+    return !t_.closed() && t_.reading();
 }
 
 // Turns buffered bytes into events until a message is held for receive() (then the rest
 // waits: the handler sets the pace) or the bytes run out. A message is not copied: its view
-// points into in_ (or the reader's assembly buffer), whose bytes stay until the next
-// receive(); meanwhile nothing is read into in_.
+// points into t_.in (or the reader's assembly buffer), whose bytes stay until the next
+// receive(); meanwhile nothing is read into t_.in.
 void WsConnection::parse() {
-    if (parsing_ || closed_) return;
+    if (parsing_ || t_.closed()) return;
     parsing_ = true;
-    while (!held_ && !discard_input_ && !in_.empty()) {
+    while (!held_ && !discard_input_ && !t_.in.empty()) {
         std::size_t consumed = 0;
-        const ws::Event e = reader_.next(in_.data(), in_.size(), consumed);
+        const ws::Event e = reader_.next(t_.in.data(), t_.in.size(), consumed);
         if (e.kind == ws::Event::Kind::need_more) {
-            in_.consume(consumed);
+            t_.in.consume(consumed);
             break;
         }
         if (e.kind == ws::Event::Kind::message) {
             if (ended_) {  // we closed: what the client sent meanwhile is dropped
-                in_.consume(consumed);
+                t_.in.consume(consumed);
                 continue;
             }
             held_ = has_next_ = true;
@@ -162,25 +152,25 @@ void WsConnection::parse() {
             if (reader_waiting_) {
                 std::coroutine_handle<> h = std::exchange(reader_waiting_, {});
                 h.resume();  // may send, close or receive again (which releases the message)
-                if (closed_) break;
+                if (t_.closed()) break;
             }
             continue;
         }
         on_event(e);
-        in_.consume(consumed);
+        t_.in.consume(consumed);
         if (e.kind == ws::Event::Kind::error) break;
     }
     parsing_ = false;
-    if (closed_) return;
+    if (t_.closed()) return;
     if (held_) {
-        // The held message's bytes must not move: no reads into in_ until it is released
+        // The held message's bytes must not move: no reads into t_.in until it is released
         // (also when reading had not started yet: start() parses before it reads).
         read_stopped_ = true;
-        if (io_.reading) loop_.io().stop_reading(io_);
+        if (t_.reading()) t_.stop_reading();
         return;
     }
-    if (in_.empty() && in_.capacity()) loop_.buffers().release(in_);
-    if (in_.empty()) reader_.shrink();
+    t_.release_input_if_empty();
+    if (t_.in.empty()) reader_.shrink();
 }
 
 // A receive() begins: the message it returned last goes, and the next is looked for.
@@ -188,18 +178,16 @@ bool WsConnection::ready_message() {
     if (held_ && !has_next_) {
         held_ = false;
         held_view_ = {};
-        in_.consume(held_consumed_);
+        t_.in.consume(held_consumed_);
         held_consumed_ = 0;
         parse();  // (a no-op when called from inside parse(): its loop goes on)
         if (!parsing_) schedule_flush();
     }
-    if (read_stopped_ && !held_ && !closed_) {
+    if (read_stopped_ && !held_ && !t_.closed()) {
         read_stopped_ = false;
         // From the loop: read_into reads at once and would resume this receive() inside
         // itself.
-        loop_.defer([this] {
-            if (!closed_ && !held_ && !io_.reading && !discard_input_) loop_.io().read_into(io_);
-        });
+        t_.read_later([this] { return !held_ && !discard_input_; });
     }
     return has_next_ || ended_;
 }
@@ -247,7 +235,7 @@ void WsConnection::deliver_close(std::uint16_t code, std::string_view reason) {
     // (a broadcast's fan-out, a send's policy, a timer).
     if ((reader_waiting_ || waiters_) && !wake_queued_) {
         wake_queued_ = true;
-        loop_.defer([this] {
+        t_.loop().defer([this] {
             wake_queued_ = false;
             wake_senders();
             if (reader_waiting_ && !has_next_) std::exchange(reader_waiting_, {}).resume();
@@ -262,7 +250,7 @@ void WsConnection::fail(std::uint16_t code, const char* what) {
         append_control(Opcode::close, ws::close_payload(code, what));
         close_sent_ = true;
         close_deadline_ms_ =
-            loop_.now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
+            t_.loop().now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
         arm_timer();
     }
     shut_after_flush_ = true;
@@ -282,32 +270,32 @@ WsMessage WsConnection::take_message() noexcept {
 // ---- writing --------------------------------------------------------------------------------
 
 void WsConnection::append_control(Opcode op, std::string_view payload) {
-    if (closed_) return;
-    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    if (t_.closed()) return;
+    t_.output();
     char h[ws::kMaxHeader];
     const std::size_t n = ws::write_header(h, op, payload.size());
-    out_.append(h, n);
-    out_.append(payload.data(), payload.size());
+    t_.out.append(h, n);
+    t_.out.append(payload.data(), payload.size());
     schedule_flush();
 }
 
 // Encodes one message into the output (compressed when agreed and worth it).
 void WsConnection::queue_message(std::string_view data, WsType type) {
-    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+    t_.output();
     char h[ws::kMaxHeader];
     if (up_->deflate && data.size() >= opt_.deflate.min_size) {
         scratch_.clear();
         (deflater_ ? *deflater_ : shared_deflater(opt_.deflate)).compress(data, scratch_);
         const std::size_t n = ws::write_header(h, opcode_of(type), scratch_.size(), true, true);
-        out_.append(h, n);
-        out_.append(scratch_.data(), scratch_.size());
+        t_.out.append(h, n);
+        t_.out.append(scratch_.data(), scratch_.size());
         if (scratch_.capacity() > 64 * 1024) std::string().swap(scratch_);
     } else {
         const std::size_t n = ws::write_header(h, opcode_of(type), data.size());
-        out_.append(h, n);
-        out_.append(data.data(), data.size());
+        t_.out.append(h, n);
+        t_.out.append(data.data(), data.size());
     }
-    shared_->out_bytes.store(out_.size(), std::memory_order_relaxed);
+    shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
     schedule_flush();
 }
 
@@ -315,21 +303,21 @@ void WsConnection::queue_message(std::string_view data, WsType type) {
 // the endpoint's policy (wait counts as drop: a broadcast cannot wait for one member).
 void WsConnection::queue_frame(std::string_view frame, bool policy_check) {
     if (!is_open()) return;
-    if (policy_check && out_.size() + frame.size() > opt_.send_queue_max) {
+    if (policy_check && t_.out.size() + frame.size() > opt_.send_queue_max) {
         if (opt_.slow_client == SlowClient::close)
             start_close(cc::policy_violation, "client too slow");
         return;
     }
-    if (out_.capacity() == 0) loop_.buffers().acquire(out_);
-    out_.append(frame.data(), frame.size());
-    shared_->out_bytes.store(out_.size(), std::memory_order_relaxed);
+    t_.output();
+    t_.out.append(frame.data(), frame.size());
+    shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
     schedule_flush();
 }
 
 // 1 queued, 0 wait for space (SlowClient::wait), -1 refused (closing, dropped, closed).
 int WsConnection::try_send(std::string_view data, WsType type) {
     if (!is_open() || type == WsType::close) return -1;
-    if (out_.size() + data.size() > opt_.send_queue_max && !out_.empty()) {
+    if (t_.out.size() + data.size() > opt_.send_queue_max && !t_.out.empty()) {
         switch (opt_.slow_client) {
             case SlowClient::wait:
                 return 0;
@@ -373,50 +361,51 @@ void WsConnection::queue_ping(std::string_view payload) {
 }
 
 void WsConnection::start_close(std::uint16_t code, std::string_view reason) {
-    if (close_sent_ || closed_) return;
+    if (close_sent_ || t_.closed()) return;
     if (!ws::close_code_valid(code) || code == cc::no_status) code = cc::normal;
     append_control(Opcode::close, ws::close_payload(code, reason));
     close_sent_ = true;
     shared_->open.store(false, std::memory_order_relaxed);
-    close_deadline_ms_ = loop_.now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
+    close_deadline_ms_ =
+        t_.loop().now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
     arm_timer();
     if (close_received_) shut_after_flush_ = true;
     deliver_close(code, reason);
 }
 
 void WsConnection::schedule_flush() noexcept {
-    if (flush_queued_ || closed_) return;
+    if (flush_queued_ || t_.closed()) return;
     flush_queued_ = true;
-    loop_.defer([this] {
+    t_.loop().defer([this] {
         flush_queued_ = false;
         flush();
     });
 }
 
 void WsConnection::flush() {
-    if (closed_) return;
-    while (!out_.empty()) {
-        iovec v{out_.data(), out_.size()};
-        const ssize_t n = send(&v, 1);
+    if (t_.closed()) return;
+    while (!t_.out.empty()) {
+        iovec v{t_.out.data(), t_.out.size()};
+        const ssize_t n = t_.send(&v, 1);
         if (n < 0) {
             if (!ended_) deliver_close(cc::abnormal, {});
             close_socket();
             return;
         }
         if (n == 0) break;
-        out_.consume(static_cast<std::size_t>(n));
+        t_.out.consume(static_cast<std::size_t>(n));
     }
-    shared_->out_bytes.store(out_.size(), std::memory_order_relaxed);
-    if (out_.empty() && out_.capacity()) loop_.buffers().release(out_);
-    if (waiters_ && out_.size() < opt_.send_queue_max / 2) wake_senders();
-    if (out_.empty() && shut_after_flush_) {
+    shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
+    t_.release_output_if_empty();
+    if (waiters_ && t_.out.size() < opt_.send_queue_max / 2) wake_senders();
+    if (t_.out.empty() && shut_after_flush_) {
         if (close_received_) {
             close_socket();  // both close frames went: the TCP close is the server's
             return;
         }
         // Our close (or an error) went out first: wait for the client's, at most close_timeout.
         shut_after_flush_ = false;
-        if (!tls_ || tls_->close_notify()) ::shutdown(io_.fd, SHUT_WR);
+        t_.shutdown_write();
     }
 }
 
@@ -432,7 +421,7 @@ void WsConnection::handler_done(std::exception_ptr e) {
     if (held_) {
         held_ = has_next_ = false;
         held_view_ = {};
-        in_.consume(held_consumed_);
+        t_.in.consume(held_consumed_);
         held_consumed_ = 0;
     }
     if (e) {
@@ -447,47 +436,41 @@ void WsConnection::handler_done(std::exception_ptr e) {
     } else {
         start_close(cc::normal, "");
     }
-    if (!closed_) {
+    if (!t_.closed()) {
         parse();
         if (read_stopped_ && !held_) {
             read_stopped_ = false;
-            loop_.defer([this] {
-                if (!closed_ && !held_ && !io_.reading) loop_.io().read_into(io_);
-            });
+            t_.read_later([this] { return !held_; });
         }
     }
     // A coroutine ending inside an I/O callback must not free this object under the caller.
-    loop_.defer([this] { release_if_done(); });
+    t_.loop().defer([this] { release_if_done(); });
 }
 
 void WsConnection::close_socket() {
-    if (closed_) return;
-    closed_ = true;
+    if (t_.closed()) return;
+    t_.close();
     if (!ended_) deliver_close(cc::abnormal, {});
     shared_->open.store(false, std::memory_order_relaxed);
     shared_->conn = nullptr;
     for (Hub::Room* r : rooms_) r->remove(this, nullptr);
     rooms_.clear();
     wake_senders();
-    if (tls_) tls_->close_notify();
-    loop_.wheel().cancel(timer_);
-    loop_.io().remove(io_);
-    ::close(io_.fd);
-    // A message the handler still holds is a view into in_: the destructor returns it.
-    if (in_.capacity() && !held_) loop_.buffers().release(in_);
-    if (out_.capacity()) loop_.buffers().release(out_);
+    // A message the handler still holds is a view into the input: the destructor returns it.
+    if (t_.in.capacity() && !held_) t_.loop().buffers().release(t_.in);
+    if (t_.out.capacity()) t_.loop().buffers().release(t_.out);
     release_if_done();
 }
 
 void WsConnection::release_if_done() noexcept {
-    if (closed_ && !handler_running_ && !released_) {
+    if (t_.closed() && !handler_running_ && !released_) {
         released_ = true;
         worker_.connection_closed(this);
     }
 }
 
 void WsConnection::drain() {
-    if (closed_) return;
+    if (t_.closed()) return;
     start_close(cc::going_away, "server shutting down");
     flush();
 }
@@ -533,8 +516,8 @@ void WsConnection::drain_shared() {
 // ---- timers ---------------------------------------------------------------------------------
 
 void WsConnection::arm_timer() {
-    if (closed_) return;
-    const std::uint64_t now = loop_.now_ms();
+    if (t_.closed()) return;
+    const std::uint64_t now = t_.loop().now_ms();
     std::uint64_t at = UINT64_MAX;
     if (close_deadline_ms_) at = close_deadline_ms_;
     if (!close_sent_) {
@@ -544,8 +527,8 @@ void WsConnection::arm_timer() {
             at = std::min<std::uint64_t>(at, last_rx_ms_ + opt_.ping_interval.count());
     }
     if (at == UINT64_MAX) return;
-    loop_.wheel().cancel(timer_);
-    loop_.wheel().schedule(timer_, now, at > now ? at - now : 0);
+    t_.loop().wheel().cancel(t_.timer);
+    t_.loop().wheel().schedule(t_.timer, now, at > now ? at - now : 0);
 }
 
 void WsConnection::timer_fired(TimerWheel::Entry* e) {
@@ -553,8 +536,8 @@ void WsConnection::timer_fired(TimerWheel::Entry* e) {
 }
 
 void WsConnection::on_timer() {
-    if (closed_) return;
-    const std::uint64_t now = loop_.now_ms();
+    if (t_.closed()) return;
+    const std::uint64_t now = t_.loop().now_ms();
     if (close_deadline_ms_ && now >= close_deadline_ms_) {
         close_socket();  // the client never answered our close
         return;

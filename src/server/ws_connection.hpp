@@ -5,7 +5,8 @@
 //   on_read      -> parse(): frames to events (FrameReader); pings answered, a message held
 //                   for receive() (parsing pauses while one is held: back-pressure reaches
 //                   the client through TCP), the close handshake run
-//   send()       -> encode (and compress) into out_ at once; one write per loop iteration
+//   send()       -> encode (and compress) into the output buffer at once; one write per loop
+//   iteration
 //                   (flush deferred) carries every frame queued meanwhile
 //   timer        -> ping after ping_interval of silence, drop after pong_timeout, close after
 //                   close_timeout
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "vela/base/buffer.hpp"
+#include "vela/net/transport.hpp"
 #include "vela/reactor/timer_wheel.hpp"
 #include "vela/server/websocket.hpp"
 #include "vela/tls/stream.hpp"
@@ -52,9 +54,8 @@ class WsConnection final : public Connection, public WebSocket {
     /// Takes over an upgraded HTTP/1.1 connection: its socket and TLS transform, the bytes
     /// read after the request (`unread`), output not yet written (`out`), and the request,
     /// whose views are moved into a copy of `head` (the bytes they pointed into).
-    WsConnection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls, Buffer unread,
-                 Buffer out, std::unique_ptr<Request> req, std::string_view head,
-                 std::shared_ptr<WsUpgrade> up);
+    WsConnection(ServerWorker& worker, net::Transport&& t, std::unique_ptr<Request> req,
+                 std::string_view head, std::shared_ptr<WsUpgrade> up);
     ~WsConnection() override;
     /// Takes the HTTP/1.1 connection's peer information (the request points at it).
     void adopt_info(const ConnectionInfo& i) noexcept {
@@ -80,8 +81,8 @@ class WsConnection final : public Connection, public WebSocket {
     bool is_open() const noexcept { return !ended_ && !close_sent_; }
     std::string_view subprotocol() const noexcept { return up_->subprotocol; }
     bool deflating() const noexcept { return up_->deflate.has_value(); }
-    std::size_t backlog() const noexcept { return out_.size(); }
-    Loop& loop() const noexcept { return loop_; }
+    std::size_t backlog() const noexcept { return t_.out.size(); }
+    Loop& loop() const noexcept { return t_.loop(); }
     const std::shared_ptr<WsShared>& shared() const noexcept { return shared_; }
 
     // Hub and WsSender, on this loop.
@@ -114,17 +115,9 @@ class WsConnection final : public Connection, public WebSocket {
     void arm_timer();
     void on_timer();
     static void timer_fired(TimerWheel::Entry* e);
-    ssize_t send(const iovec* v, int n) {
-        return tls_ ? tls_->write(v, n) : loop_.io().write_from(io_, v, n);
-    }
 
     ServerWorker& worker_;
-    Loop& loop_;
-    IoHandle io_;
-    TimerWheel::Entry timer_;
-    std::unique_ptr<tls::Stream> tls_;
-    Buffer in_;
-    Buffer out_;
+    net::Transport t_;  // socket, TLS transform, timer entry, buffers
     std::string head_;  // the request's bytes; req_'s views point here
     std::unique_ptr<Request> req_;
     std::shared_ptr<WsUpgrade> up_;
@@ -134,8 +127,8 @@ class WsConnection final : public Connection, public WebSocket {
     std::unique_ptr<ws::Inflater> inflater_;
     std::unique_ptr<ws::Deflater> deflater_;  // only when the window is not the shared one's
     std::string scratch_;                     // compressed payloads
-    std::string_view held_view_;              // the held message (in in_ or the reader's buffer)
-    std::size_t held_consumed_ = 0;           // bytes of in_ to drop when it is released
+    std::string_view held_view_;     // the held message (in the input or the reader's buffer)
+    std::size_t held_consumed_ = 0;  // input bytes to drop when it is released
     std::string close_reason_;
     std::shared_ptr<WsShared> shared_;
     std::vector<Hub::Room*> rooms_;
@@ -152,7 +145,6 @@ class WsConnection final : public Connection, public WebSocket {
     bool ended_ = false;       // the session is over for receive() (close seen or failed)
     bool close_sent_ = false;  // our close frame is queued
     bool close_received_ = false;
-    bool closed_ = false;  // socket closed
     bool released_ = false;
     bool handler_running_ = false;
     bool parsing_ = false;
