@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "http2_connection.hpp"
+#include "response_pipeline.hpp"
 #include "vela/base/ascii.hpp"
 #include "vela/base/base64.hpp"
 #include "vela/base/log.hpp"
@@ -272,20 +273,14 @@ void Http1Connection::complete(Response&& r) {
 
 void Http1Connection::finish(Response& r) {
     const bool http10 = req_->version() == 10;
-    const bool head = req_->method() == Method::HEAD;
-    bool streamed = false;
-    const FileBody* file = nullptr;
-    if (r.has_extra()) [[unlikely]] {
-        if (r.status() == Status::SwitchingProtocols) {
-            if (std::shared_ptr<Upgrade> u = r.take_upgrade()) {
-                hand_over_to_websocket(std::move(u), r);
-                return;
-            }
-        }
-        if (r.file_body()) apply_file_semantics(*req_, r, worker_.options().limits.max_ranges);
-        streamed = r.streaming();
-        file = r.file_body();
+    PreparedResponse p = prepare_response(req_.get(), r, worker_.options());
+    if (p.upgrade) [[unlikely]] {
+        hand_over_to_websocket(r.take_upgrade(), r);
+        return;
     }
+    const bool head = p.head;
+    const bool streamed = p.streamed;
+    const FileBody* file = p.file;
     // An HTTP/1.0 client reads a streamed body until the connection closes.
     // The rest of an unread streamed request body cannot be told from the next request.
     const bool unread_body = body_streaming_ && body_->unread();
@@ -294,13 +289,13 @@ void Http1Connection::finish(Response& r) {
     // A large body goes out from its own string, after the head (no copy).
     const bool direct = !streamed && !file && !head &&
                         r.body().size() >= worker_.options().direct_body_min &&
-                        status_has_body(wire_status(r.status()));
+                        response_has_body(r);
     t_.output();
     if (file) [[unlikely]] {
         write_response(t_.out, r,
                        WriteOptions{t_.loop().http_date(), keep, http10, true, false,
                                     static_cast<std::int64_t>(file->length())});
-        if (!head && status_has_body(wire_status(r.status()))) start_file(r);
+        if (!head && response_has_body(r)) start_file(r);
     } else {
         write_response(t_.out, r,
                        WriteOptions{t_.loop().http_date(), keep, http10, head || direct, streamed});
@@ -413,19 +408,10 @@ int Http1Connection::write_direct() {
     return 1;
 }
 
-// A file body on its way: the part being sent and how much of it has left.
-struct Http1Connection::FileSend {
-    FileBody body;
-    std::size_t part = 0;
-    std::uint64_t done = 0;  // file bytes of the current part already queued or sent
-    bool head_queued = false;
-    bool no_sendfile = false;  // sendfile refused this file: pread into the output buffer
-};
-
 void Http1Connection::start_file(Response& r) {
-    file_ = std::make_unique<FileSend>();
-    file_->body = std::move(*r.file_body());
+    file_ = std::make_unique<FileCursor>(std::move(*r.file_body()));
     r.clear_file_body();
+    if (t_.secure()) file_->no_sendfile();  // TLS encrypts in user space: the file is read
     t_.stop_reading();  // the requests behind it wait (responses go out in order)
 }
 
@@ -449,92 +435,55 @@ int Http1Connection::write_out(bool more) {
 // the other connections. Returns -1 if the connection closed, 0 while bytes remain, 1 when
 // the body is out (its last bytes may still sit in the output buffer).
 int Http1Connection::write_file() {
-    FileSend& f = *file_;
-    const OpenFile& file = *f.body.file;
+    FileCursor& f = *file_;
     const std::size_t high = worker_.options().output_high_water;
     std::size_t budget = high;
-    while (f.part < f.body.parts.size()) {
-        FileBody::Part& p = f.body.parts[f.part];
-        if (!f.head_queued) {
-            t_.out.append(p.head);
-            f.head_queued = true;
-        }
-        const std::uint64_t left = p.length - f.done;
-        if (left == 0) {
-            ++f.part;
-            f.done = 0;
-            f.head_queued = false;
-            continue;
-        }
+    while (!f.done()) {
         if (budget == 0) {
             t_.loop().defer([this] {
                 if (!t_.closed()) on_write_ready();
             });
             return 0;
         }
-        if (const std::string* mem = file.content(); mem || t_.tls || f.no_sendfile) {
-            const std::size_t room = t_.out.size() < high ? high - t_.out.size() : 0;
-            if (room == 0) {
-                if (const int w = write_out(); w <= 0) return w;
+        if (const std::optional<FileCursor::Span> span = f.sendfile_span()) {
+            // What is queued goes first, held by the kernel to share packets with the file's
+            // first bytes.
+            if (const int w = write_out(true); w <= 0) return w;
+            const std::size_t want =
+                static_cast<std::size_t>(std::min<std::uint64_t>(span->length, budget));
+            const ssize_t n = t_.loop().io().send_file(t_.io, span->fd, span->offset, want);
+            if (n == -EINVAL || n == -ENOSYS) {
+                f.no_sendfile();  // a file system without splice support: read it instead
                 continue;
             }
-            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(
-                {left, room, std::uint64_t{256} * 1024, std::uint64_t{budget}}));
-            const std::uint64_t at = p.offset + f.done;
-            if (mem) {
-                if (at + n > mem->size()) {  // cannot happen: ranges are checked against it
-                    close();
-                    return -1;
-                }
-                t_.out.append(mem->data() + at, n);
-            } else {
-                t_.out.ensure_writable(n);
-                ssize_t got;
-                do {
-                    got = ::pread(file.fd(), t_.out.write_ptr(), n, static_cast<off_t>(at));
-                } while (got < 0 && errno == EINTR);
-                if (got <= 0) {  // the file shrank or failed under us: the length is a lie now
-                    log::warn("file body for {} ended early; closing the connection",
-                              req_ ? req_->path() : "?");
-                    close();
-                    return -1;
-                }
-                t_.out.commit(static_cast<std::size_t>(got));
-                f.done += static_cast<std::uint64_t>(got);
-                budget -= static_cast<std::size_t>(got);
-                continue;
+            if (n < 0) {
+                if (n == -ENODATA) file_body_failed(info);
+                close();
+                return -1;
             }
-            f.done += n;
-            budget -= n;
+            if (n > 0) note_progress();
+            f.advance(static_cast<std::uint64_t>(n));
+            budget -= static_cast<std::size_t>(n);
+            // Nothing sent: the socket is full (on_write_ready continues). A short count is
+            // tried again at once: it may mean a full socket (the next call says so) or a file
+            // that shrank (the next call reports its end), which must not wait for a writable
+            // event that never comes.
+            if (n == 0) return 0;
             continue;
         }
-        // sendfile: what is queued goes first, held by the kernel to share packets with the
-        // file's first bytes (plain connections only: TLS never gets here).
-        if (const int w = write_out(true); w <= 0) return w;
-        const std::size_t want =
-            static_cast<std::size_t>(std::min<std::uint64_t>(left, std::uint64_t{budget}));
-        const ssize_t n = t_.loop().io().send_file(t_.io, file.fd(), p.offset + f.done, want);
-        if (n == -EINVAL || n == -ENOSYS) {
-            f.no_sendfile = true;  // a file system without splice support: read it instead
+        const std::size_t room = t_.out.size() < high ? high - t_.out.size() : 0;
+        if (room == 0) {
+            if (const int w = write_out(); w <= 0) return w;
             continue;
         }
+        const ssize_t n = f.fill(t_.out, std::min({room, std::size_t{256} * 1024, budget}));
         if (n < 0) {
-            if (n == -ENODATA)
-                log::warn("file body for {} ended early; closing the connection",
-                          req_ ? req_->path() : "?");
+            file_body_failed(info);
             close();
             return -1;
         }
-        if (n > 0) note_progress();
-        f.done += static_cast<std::uint64_t>(n);
         budget -= static_cast<std::size_t>(n);
-        // Nothing sent: the socket is full (on_write_ready continues). A short count is tried
-        // again at once: it may mean a full socket (the next call says so) or a file that
-        // shrank (the next call reports its end), which must not wait for a writable event
-        // that never comes.
-        if (n == 0) return 0;
     }
-    t_.out.append(f.body.tail);
     file_.reset();
     stream_ended_ = true;  // the requests behind it may proceed
     return 1;

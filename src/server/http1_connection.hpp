@@ -22,6 +22,7 @@
 
 #include "http1_request_body.hpp"
 #include "vela/base/buffer.hpp"
+#include "vela/http/file_cursor.hpp"
 #include "vela/http/request_parser.hpp"
 #include "vela/net/transport.hpp"
 #include "vela/reactor/timer_wheel.hpp"
@@ -96,10 +97,9 @@ class Http1Connection final : public Connection, public ResponseSink {
     Response::BodySource stream_;          // a streamed body still being produced
     std::unique_ptr<std::string> direct_;  // a large body sent from its own storage
     std::size_t direct_sent_ = 0;          // bytes of *direct_ already written
-    struct FileSend;
-    std::unique_ptr<FileSend> file_;     // a file body being sent
-    std::coroutine_handle<> pending_;    // the asynchronous handler's driving coroutine
-    Response* inline_result_ = nullptr;  // where complete() stores a response delivered inline
+    std::unique_ptr<FileCursor> file_;     // a file body being sent
+    std::coroutine_handle<> pending_;      // the asynchronous handler's driving coroutine
+    Response* inline_result_ = nullptr;    // where complete() stores a response delivered inline
     Phase phase_ = Phase::header;
     bool busy_ = false;         // an asynchronous handler owns the request
     bool dispatching_ = false;  // inside handler.handle()

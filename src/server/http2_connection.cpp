@@ -1,4 +1,5 @@
 #include "http2_connection.hpp"
+#include "response_pipeline.hpp"
 
 #include "vela/server/body_pipe.hpp"
 
@@ -19,6 +20,7 @@
 
 #include "vela/base/ascii.hpp"
 #include "vela/base/log.hpp"
+#include "vela/http/file_cursor.hpp"
 #include "vela/http/response_writer.hpp"
 
 namespace vela::detail {
@@ -48,10 +50,7 @@ struct H2Stream final : ResponseSink {
     std::string out_body;
     std::size_t body_off = 0;
     Response::BodySource source;
-    std::unique_ptr<FileBody> file;  // a file body: part heads, file bytes, tail
-    std::size_t file_part = 0;
-    std::uint64_t file_off = 0;  // within the current part's head, then its file bytes
-    bool file_in_head = true;
+    std::unique_ptr<FileCursor> file;  // a file body being sent
     std::string piece;
     std::size_t piece_off = 0;
     std::string out_head;  // the response's field names (lowered) and values, kept for nghttp2
@@ -115,9 +114,6 @@ struct H2Stream final : ResponseSink {
         body_dropped(source);  // a producer learns that its stream has ended
         source = nullptr;
         file.reset();
-        file_part = 0;
-        file_off = 0;
-        file_in_head = true;
         std::string().swap(piece);
         piece_off = 0;
         if (out_head.capacity() > kKeep) std::string().swap(out_head);
@@ -225,6 +221,9 @@ int cb_frame_send(nghttp2_session*, const nghttp2_frame* f, void* user) {
     return self(user).on_frame_sent(f->hd.type, f->hd.flags, f->hd.stream_id);
 }
 
+// Thrown out of a body callback once the reason was logged: the stream is reset.
+struct BodyAbandoned {};
+
 ssize_t cb_read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t length,
                      std::uint32_t* flags, nghttp2_data_source* src, void*) {
     auto* s = static_cast<H2Stream*>(src->ptr);
@@ -233,6 +232,8 @@ ssize_t cb_read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::siz
     bool deferred = false;
     try {
         n = s->conn->write_body(*s, buf, length, eof, deferred);
+    } catch (const BodyAbandoned&) {
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // RST_STREAM INTERNAL_ERROR; logged
     } catch (const std::exception& e) {
         // Headers are gone already: RST_STREAM INTERNAL_ERROR is the honest signal left.
         log::error("streamed body for HTTP/2 stream {} failed: {}", s->id, e.what());
@@ -1003,15 +1004,11 @@ void Http2Connection::stream_completed(H2Stream& s, Response&& r) {
 // (RFC 9113 8.2.1) and HTTP/1.1 connection-specific fields are dropped (8.2.2).
 void Http2Connection::respond(H2Stream& s, Response& r) {
     s.responding = true;
-    const bool head = s.req && s.req->method() == Method::HEAD;
-    bool streamed = false;
-    const FileBody* file = nullptr;
-    if (r.has_extra()) [[unlikely]] {
-        if (r.file_body() && s.req)
-            apply_file_semantics(*s.req, r, worker_.options().limits.max_ranges);
-        streamed = r.streaming();
-        file = r.file_body();
-    }
+    // (A 101 has no place in HTTP/2, RFC 9113 8.6: an upgrade is never run here.)
+    const PreparedResponse p = prepare_response(s.req.get(), r, worker_.options());
+    const bool head = p.head;
+    const bool streamed = p.streamed;
+    const FileBody* file = p.file;
     const int status = wire_status(r.status());
     const bool has_body = status_has_body(status);
     thread_local std::vector<nghttp2_nv> nv;
@@ -1082,7 +1079,7 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
         has_body && !head && (streamed || (file && file->length()) || (!file && !r.body().empty()));
     if (body) {
         if (file) [[unlikely]] {
-            s.file = std::make_unique<FileBody>(std::move(*r.file_body()));
+            s.file = std::make_unique<FileCursor>(std::move(*r.file_body()));
             r.clear_file_body();
         } else if (streamed) {
             s.source = r.take_body_source();
@@ -1161,70 +1158,20 @@ std::size_t Http2Connection::write_body(H2Stream& s, std::uint8_t* buf, std::siz
     return n;
 }
 
-// Fills one DATA frame from a file body: part heads and the tail from memory, file bytes from
-// the bytes kept in memory or with pread, so flow control paces the reads and the file is
-// never buffered whole.
+// Fills one DATA frame from a file body, so flow control paces the reads and the file is never
+// buffered whole. A file that ends early resets the stream (file_body_failed, BodyAbandoned).
 std::size_t Http2Connection::write_file_body(H2Stream& s, std::uint8_t* buf, std::size_t length,
                                              bool& eof) {
-    FileBody& fb = *s.file;
-    const OpenFile& file = *fb.file;
-    std::size_t n = 0;
-    while (n < length && s.file_part < fb.parts.size()) {
-        const FileBody::Part& p = fb.parts[s.file_part];
-        if (s.file_in_head) {
-            const std::size_t k = std::min<std::size_t>(
-                length - n, p.head.size() - static_cast<std::size_t>(s.file_off));
-            std::memcpy(buf + n, p.head.data() + s.file_off, k);
-            n += k;
-            s.file_off += k;
-            if (s.file_off == p.head.size()) {
-                s.file_in_head = false;
-                s.file_off = 0;
-            }
-            continue;
-        }
-        const std::size_t k =
-            static_cast<std::size_t>(std::min<std::uint64_t>(length - n, p.length - s.file_off));
-        const std::uint64_t at = p.offset + s.file_off;
-        if (const std::string* mem = file.content()) {
-            if (at + k > mem->size()) throw std::runtime_error("file body beyond the file");
-            std::memcpy(buf + n, mem->data() + at, k);
-        } else if (k) {
-            ssize_t got;
-            do {
-                got = ::pread(file.fd(), buf + n, k, static_cast<off_t>(at));
-            } while (got < 0 && errno == EINTR);
-            if (got <= 0) throw std::runtime_error("the file ended early (changed while sent)");
-            n += static_cast<std::size_t>(got);
-            s.file_off += static_cast<std::uint64_t>(got);
-            if (s.file_off == p.length) {
-                ++s.file_part;
-                s.file_off = 0;
-                s.file_in_head = true;
-            }
-            continue;
-        }
-        n += k;
-        s.file_off += k;
-        if (s.file_off == p.length) {
-            ++s.file_part;
-            s.file_off = 0;
-            s.file_in_head = true;
-        }
+    const ssize_t n = s.file->read(reinterpret_cast<char*>(buf), length);
+    if (n < 0) {
+        file_body_failed(info, s.id);
+        throw BodyAbandoned{};
     }
-    if (s.file_part == fb.parts.size()) {
-        // The tail (a multipart closing boundary) follows; file_off counts within it.
-        const std::size_t k = std::min<std::size_t>(
-            length - n, fb.tail.size() - static_cast<std::size_t>(s.file_off));
-        std::memcpy(buf + n, fb.tail.data() + s.file_off, k);
-        n += k;
-        s.file_off += k;
-        if (s.file_off == fb.tail.size()) {
-            eof = true;
-            s.file.reset();
-        }
+    if (s.file->done()) {
+        eof = true;
+        s.file.reset();
     }
-    return n;
+    return static_cast<std::size_t>(n);
 }
 
 // Gathers nghttp2's output up to the high-water mark and writes it; reading pauses while a

@@ -1489,11 +1489,45 @@ class StaticFilesProtocolBase : public ::testing::Test {
         EXPECT_LT(worst_ms, 2000) << "another request waited " << worst_ms << " ms";
     }
 
+    // A file cut short while it is sent (sendfile on plain HTTP/1.1, pread under TLS and in
+    // HTTP/2 DATA frames): the announced length is a lie now, so the response is abandoned
+    // (HTTP/1.1 closes the connection, HTTP/2 resets the stream), never padded or hung, and
+    // the server goes on answering.
+    void check_truncated(const std::string& base, const std::string& options) {
+        const std::size_t size = 32 * kMiB;
+        t.put("cut.bin", pattern_string(size));
+        const std::string out = t.at("cut.out");
+        Ran result;
+        std::thread slow([&] {
+            result = run_command("timeout 30 curl -s --limit-rate 4M -o " + sh_quote(out) +
+                                 " -w '%{http_code} %{size_download}' " + options + " " +
+                                 sh_quote(base + "/s/cut.bin"));
+        });
+        std::this_thread::sleep_for(400ms);
+        ASSERT_EQ(::truncate(t.in_root("cut.bin").c_str(), static_cast<off_t>(kMiB)), 0);
+        slow.join();
+        EXPECT_NE(result.status, 0) << "curl saw a complete response: " << result.out;
+        EXPECT_NE(result.status, 124) << "the transfer hung until the timeout";
+        EXPECT_TRUE(result.out.rfind("200 ", 0) == 0) << result.out;
+        const std::size_t got = read_file(out).size();
+        EXPECT_LT(got, size) << "the body was padded to the announced length";
+        Reply r = curl(base + "/s/a.js", {}, options);
+        EXPECT_EQ(r.status, 200) << r.raw;
+        EXPECT_TRUE(r.body == js);
+        expect_server_sound(app);
+    }
+
     TempTree t;
     App app;
     std::string big;
     std::string js;
 };
+
+class StaticFilesHttp1 : public StaticFilesProtocolBase {};
+
+TEST_F(StaticFilesHttp1, AFileCutShortWhileSentClosesTheConnection) {
+    check_truncated("http://127.0.0.1:" + std::to_string(app.port(0)), "--http1.1");
+}
 
 class StaticFilesH2 : public StaticFilesProtocolBase {};
 class StaticFilesTls : public StaticFilesProtocolBase {};
@@ -1510,6 +1544,15 @@ TEST_F(StaticFilesH2, RateLimitedLargeDownload) {
 
 TEST_F(StaticFilesTls, RateLimitedLargeDownloadHttp2) {
     check_rate_limited("https://127.0.0.1:" + std::to_string(app.port(1)), "-k --http2");
+}
+
+TEST_F(StaticFilesH2, AFileCutShortWhileSentResetsTheStream) {
+    check_truncated("http://127.0.0.1:" + std::to_string(app.port(0)), "--http2-prior-knowledge");
+}
+
+TEST_F(StaticFilesTls, AFileCutShortWhileSentEndsTheResponseHttp11AndHttp2) {
+    check_truncated("https://127.0.0.1:" + std::to_string(app.port(1)), "-k --http1.1");
+    check_truncated("https://127.0.0.1:" + std::to_string(app.port(1)), "-k --http2");
 }
 
 TEST_F(StaticFilesTls, RateLimitedLargeDownloadHttp11) {

@@ -197,6 +197,8 @@ class Response {
         mutable_extra().upgrade = std::move(u);
         return *this;
     }
+    /// True when a protocol switch is set (set_upgrade).
+    bool has_upgrade() const noexcept { return extra_ && extra_->upgrade; }
     /// Takes the protocol switch set by set_upgrade (the server does, for a 101).
     std::shared_ptr<Upgrade> take_upgrade() {
         return extra_ && extra_->upgrade ? std::move(mutable_extra().upgrade) : nullptr;
