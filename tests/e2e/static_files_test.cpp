@@ -1461,6 +1461,18 @@ class StaticFilesProtocolBase : public ::testing::Test {
         EXPECT_EQ(unsatisfiable.header("content-range"), "bytes */1048579");
     }
 
+    // curl fetching `url` at `rate` bytes/s into `out` on a thread; `result` gets its exit
+    // status and "<status> <bytes>" once the thread is joined.
+    static std::thread slow_download(const std::string& url, const std::string& rate,
+                                     const std::string& options, const std::string& out,
+                                     Ran& result) {
+        return std::thread([url, rate, options, out, &result] {
+            result =
+                run_command("timeout 30 curl -s --limit-rate " + rate + " -o " + sh_quote(out) +
+                            " -w '%{http_code} %{size_download}' " + options + " " + sh_quote(url));
+        });
+    }
+
     // An 8 MiB file to a client reading at 8 MB/s (so the server waits on a full socket or
     // flow-control window many times) arrives whole, while other requests are answered.
     void check_rate_limited(const std::string& base, const std::string& options) {
@@ -1468,11 +1480,7 @@ class StaticFilesProtocolBase : public ::testing::Test {
         t.put("big8.bin", data);
         const std::string out = t.at("big8.out");
         Ran result;
-        std::thread slow([&] {
-            result = run_command("timeout 30 curl -s --limit-rate 8M -o " + sh_quote(out) +
-                                 " -w '%{http_code} %{size_download}' " + options + " " +
-                                 sh_quote(base + "/s/big8.bin"));
-        });
+        std::thread slow = slow_download(base + "/s/big8.bin", "8M", options, out, result);
         std::this_thread::sleep_for(100ms);
         long long worst_ms = 0;
         for (int i = 0; i < 5; ++i) {
@@ -1498,11 +1506,7 @@ class StaticFilesProtocolBase : public ::testing::Test {
         t.put("cut.bin", pattern_string(size));
         const std::string out = t.at("cut.out");
         Ran result;
-        std::thread slow([&] {
-            result = run_command("timeout 30 curl -s --limit-rate 4M -o " + sh_quote(out) +
-                                 " -w '%{http_code} %{size_download}' " + options + " " +
-                                 sh_quote(base + "/s/cut.bin"));
-        });
+        std::thread slow = slow_download(base + "/s/cut.bin", "4M", options, out, result);
         std::this_thread::sleep_for(400ms);
         ASSERT_EQ(::truncate(t.in_root("cut.bin").c_str(), static_cast<off_t>(kMiB)), 0);
         slow.join();
