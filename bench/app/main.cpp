@@ -2,7 +2,7 @@
 // public C++ framework comparisons.
 //   vela_bench_app [--port N] [--threads N] [--host ADDR]   (ADDR: listen there only)
 //                  [--tls-cert FILE --tls-key FILE [--tls-port N]] [--metrics]
-// With --metrics, App::metrics() is on (GET /metrics; bench/callgrind's hello-metrics).
+// With --metrics, vela::metrics(app) is on (GET /metrics; bench/callgrind's hello-metrics).
 // With a certificate and key the same routes are also served over TLS on --tls-port (h2 and
 // http/1.1 through ALPN); the plain port also takes h2c with prior knowledge.
 // A bad command line prints one line on stderr and exits 2; a port that cannot be opened
@@ -70,7 +70,7 @@ constexpr std::string_view kUsage =
     "  --tls-cert FILE   TLS certificate chain (PEM); needs --tls-key\n"
     "  --tls-key FILE    TLS private key (PEM); needs --tls-cert\n"
     "  --tls-port N      HTTPS port (h2 and http/1.1), 0 to 65535 (default 8443)\n"
-    "  --metrics         serve Prometheus metrics at /metrics (App::metrics)\n"
+    "  --metrics         serve Prometheus metrics at /metrics (vela::metrics)\n"
     "  -h, --help        print this text and exit\n";
 
 // A command-line mistake: one line on stderr, exit code 2.
@@ -231,6 +231,6 @@ int main(int argc, char** argv) {
             app.listen_tls(addr + ":" + std::to_string(tls_port), std::move(tls));
         }
     }
-    if (metrics) app.metrics();
+    if (metrics) vela::metrics(app);
     return app.run(threads);
 }

@@ -445,9 +445,10 @@ int main(int argc, char** argv) {
     app.config<Settings>("todo");
     // Operations: the OpenAPI document and Swagger UI, metrics with the database pool,
     // liveness and readiness, and a log line for any handler that holds its loop over 200 ms.
-    app.openapi({.title = opts.title,
-                 .version = "1.0.0",
-                 .description = "The todo example's JSON API: sign in through /login first."});
+    vela::openapi_spec(
+        app, {.title = opts.title,
+              .version = "1.0.0",
+              .description = "The todo example's JSON API: sign in through /login first."});
     try {
         vela::openapi_ui(app, "/docs");
     } catch (const std::exception& e) {
@@ -456,10 +457,10 @@ int main(int argc, char** argv) {
     vela::MetricsOptions metrics;
     if (db->backend_name() == std::string_view("postgres"))
         metrics.pools.push_back(vela::pg_pool_source("todo", *db));
-    app.metrics(std::move(metrics));
-    app.stall_watchdog({.threshold = std::chrono::milliseconds(200)});
-    app.health();
-    app.ready_check("database", [&db]() -> vela::Task<bool> {
+    vela::metrics(app, std::move(metrics));
+    vela::stall_watchdog(app, {.threshold = std::chrono::milliseconds(200)});
+    vela::health(app);
+    vela::ready_check(app, "database", [&db]() -> vela::Task<bool> {
         co_await db->query("SELECT 1");
         co_return true;
     });

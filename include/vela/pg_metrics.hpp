@@ -1,10 +1,10 @@
 #pragma once
-// Reports a PostgreSQL pool in App::metrics (vela_db_pool_*{pool="name"}):
+// Reports a PostgreSQL pool in vela::metrics (vela_db_pool_*{pool="name"}):
 //
 //     auto db = vela::db::Database::open("postgres://...");
 //     vela::MetricsOptions m;
 //     m.pools.push_back(vela::pg_pool_source("main", db));
-//     app.metrics(std::move(m));
+//     vela::metrics(app, std::move(m));
 //
 // Header-only, so vela's web library does not depend on its database library; the program
 // links both anyway.

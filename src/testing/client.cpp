@@ -289,7 +289,7 @@ Task<StreamedResponse> Client::in_process(Outgoing o) {
     } else {
         bool ready;
         try {
-            ready = app_->handler().handle(req, ex->sink.response, ex->sink);
+            ready = vela::detail::handler(*app_).handle(req, ex->sink.response, ex->sink);
         } catch (const std::exception& e) {  // as the connection driver answers it
             log::error("handler for {} {} threw: {}", req.method_name(), req.path(), e.what());
             ex->sink.response = server_error_response(opt, Status::InternalServerError, &req);
@@ -366,7 +366,7 @@ Client::Client(App& app, ClientOptions options, bool loopback)
       loopback_(loopback),
       loop_(std::make_unique<Loop>()),
       conns_(std::make_shared<detail::ConnectionSlot>()) {
-    if (!loopback_) app_->handler();  // routes final now, as at start
+    if (!loopback_) vela::detail::handler(*app_);  // routes final now, as at start
 }
 
 Client Client::loopback(App& app, ClientOptions options) {

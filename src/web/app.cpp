@@ -9,7 +9,6 @@
 #include <system_error>
 #include <utility>
 
-#include "metrics_state.hpp"
 #include "vela/base/html.hpp"
 #include "vela/base/log.hpp"
 #include "vela/web/extract.hpp"
@@ -35,14 +34,14 @@ Task<Response> handler_step(const Endpoint& ep, Request& req) {
     } catch (...) {
         error = std::current_exception();
     }
-    if (error) r = ep.app->exception_answer(error, req);
-    ep.app->complete_error(req, r);
+    if (error) r = exception_answer(*ep.app, error, req);
+    complete_error(*ep.app, req, r);
     co_return r;
 }
 
 Task<Response> before_step(const Middleware& mw, const Endpoint& ep, std::size_t i, Request& req) {
     if (std::optional<Response> r = mw.before(req)) {
-        ep.app->complete_error(req, *r);
+        complete_error(*ep.app, req, *r);
         co_return std::move(*r);
     }
     co_return co_await run_chain(ep, i + 1, req);
@@ -58,8 +57,8 @@ Task<Response> after_step(const Middleware& mw, const Endpoint& ep, std::size_t 
     } catch (...) {
         error = std::current_exception();
     }
-    if (error) r = ep.app->exception_answer(error, req);
-    ep.app->complete_error(req, r);
+    if (error) r = exception_answer(*ep.app, error, req);
+    complete_error(*ep.app, req, r);
     mw.after(req, r);
     co_return r;
 }
@@ -78,8 +77,8 @@ Task<Response> hooks_step(const Middleware& mw, const Endpoint& ep, std::size_t 
             error = std::current_exception();
         }
     }
-    if (error) r = ep.app->exception_answer(error, req);
-    ep.app->complete_error(req, r);
+    if (error) r = exception_answer(*ep.app, error, req);
+    complete_error(*ep.app, req, r);
     if (mw.after) mw.after(req, r);
     co_return r;
 }
@@ -103,16 +102,16 @@ void run_sync(const Endpoint& ep, Request& req, Response& out) {
         }
         if (!answered) out = ep.handler.sync(req);
     } catch (...) {  // the after hooks of what ran see the error answer
-        out = ep.app->exception_answer(std::current_exception(), req);
+        out = exception_answer(*ep.app, std::current_exception(), req);
     }
-    ep.app->complete_error(req, out);
+    complete_error(*ep.app, req, out);
     for (std::size_t j = ran; j-- > 0;) {
         const Middleware& mw = *ep.chain[j];
         if (mw.kind == Middleware::Kind::before || !mw.after) continue;
         try {
             mw.after(req, out);
         } catch (...) {  // the outer after hooks see the error answer
-            out = ep.app->exception_answer(std::current_exception(), req);
+            out = exception_answer(*ep.app, std::current_exception(), req);
         }
     }
 }
@@ -180,6 +179,19 @@ Group Group::group(std::string_view prefix) {
     return Group(app_, app_->new_group(std::string(prefix), data_));
 }
 
+std::string Group::prefix() const {
+    std::string out;
+    for (detail::GroupData* g = data_; g; g = g->parent) out.insert(0, g->prefix);
+    return out;
+}
+
+std::string Group::full_pattern(std::string_view pattern) const {
+    std::string full = prefix();
+    full += pattern;
+    if (full.size() > 1 && full.back() == '/' && pattern.empty()) full.pop_back();
+    return full;
+}
+
 void App::check_not_started(const char* what) const {
     if (frozen_) throw std::logic_error(std::string(what) + " must be added before the app starts");
 }
@@ -226,18 +238,17 @@ App& App::static_files(std::string_view mount, const std::string& dir, StaticOpt
 }
 
 Group& Group::static_files(std::string_view mount, const std::string& dir, StaticOptions options) {
-    std::string prefix;
-    for (detail::GroupData* g = data_; g; g = g->parent) prefix.insert(0, g->prefix);
-    add_static(*this, prefix, mount, dir, std::move(options));
+    add_static(*this, prefix(), mount, dir, std::move(options));
     return *this;
 }
 
 openapi::RouteDoc& App::add_route(Method m, std::string_view pattern, HandlerFn h,
-                                  detail::GroupData* g, openapi::Describe describe) {
+                                  detail::GroupData* g, openapi::Describe describe,
+                                  bool streams_request_body) {
     check_not_started("routes");
     auto id = static_cast<std::int32_t>(endpoints_.size());
     router_.add(m, pattern, id);
-    endpoints_.push_back(detail::Endpoint{std::move(h), g, this, {}, true});
+    endpoints_.push_back(detail::Endpoint{std::move(h), g, this, {}, true, streams_request_body});
     openapi::RouteDoc& doc = route_docs_.emplace_back();
     doc.method = m;
     doc.pattern = pattern;
@@ -249,15 +260,6 @@ openapi::RouteDoc& App::add_route(Method m, std::string_view pattern, HandlerFn 
 void App::freeze() {
     if (frozen_) return;
     frozen_ = true;
-    if (metrics_) {  // the route labels: endpoint i is route i, its slot (fallbacks come after)
-        std::vector<std::string> labels;
-        for (const openapi::RouteDoc& d : route_docs_) labels.push_back(d.pattern);
-        metrics_->set_routes(std::move(labels));
-        options_.on_loop_start = [m = metrics_.get()](std::size_t index, Loop& loop) {
-            return m->loop_started(index, loop);
-        };
-        observed_ = true;
-    }
     // Each group's fallback: its chain around the router's own answer (404, 405, OPTIONS).
     for (detail::GroupData& g : groups_) {
         HandlerFn h;
@@ -281,7 +283,8 @@ void App::freeze() {
 }
 
 Response App::answer_unrouted(const Request& req, const Router::Match& m) const {
-    if (req.method() == Method::other) return error_answer(Status::NotImplemented, &req);
+    if (req.method() == Method::other)
+        return detail::error_answer(*this, Status::NotImplemented, &req);
     if (req.method() == Method::OPTIONS) {
         std::uint16_t mask = req.path() == "*" ? router_.all_methods() : m.allowed;
         if (mask || req.path() == "*") {
@@ -296,7 +299,7 @@ Response App::answer_unrouted(const Request& req, const Router::Match& m) const 
         fill_error_body(&req, r, {});
         return r;
     }
-    return error_answer(Status::NotFound, &req);
+    return detail::error_answer(*this, Status::NotFound, &req);
 }
 
 // The handler of the fallback endpoints: the router's answer, matched again (rare path).
@@ -374,20 +377,22 @@ void App::fill_error_body(const Request* req, Response& r, std::string_view deta
     }
 }
 
-Response App::error_answer(Status s, const Request* req, std::string_view detail) const {
+namespace detail {
+
+Response error_answer(const App& app, Status s, const Request* req, std::string_view detail) {
     Response r(s);
-    fill_error_body(req, r, detail);
+    app.fill_error_body(req, r, detail);
     return r;
 }
 
 // An exception that escaped a handler or a middleware: HttpError answers with its status,
 // anything else is a logged 500 (its message shown only with debug_errors).
-Response App::exception_answer(std::exception_ptr e, const Request& req) const {
+Response exception_answer(const App& app, std::exception_ptr e, const Request& req) {
     std::string what = "non-standard exception";
     try {
         std::rethrow_exception(e);
     } catch (const HttpError& h) {
-        return error_answer(h.status(), &req, h.what());
+        return error_answer(app, h.status(), &req, h.what());
     } catch (const std::exception& ex) {
         what = ex.what();
     } catch (...) {
@@ -405,71 +410,71 @@ Response App::exception_answer(std::exception_ptr e, const Request& req) const {
     else
         log::error("{} {} (request {}): unhandled exception: {}", req.method_name(), req.target(),
                    id, what);
-    return error_answer(Status::InternalServerError, &req,
-                        options_.debug_errors ? std::string_view(what) : std::string_view());
+    return error_answer(app, Status::InternalServerError, &req,
+                        app.options_.debug_errors ? std::string_view(what) : std::string_view());
 }
+
+HttpHandler& handler(App& app) {
+    app.prepare();
+    return *app.handler_;
+}
+
+const std::deque<openapi::RouteDoc>& route_docs(const App& app) noexcept { return app.route_docs_; }
+
+void observe(App& app, Observer& o, const char* what) {
+    app.check_not_started(what);
+    if (app.observer_ && app.observer_ != &o)
+        throw std::logic_error(std::string(what) + ": the app already has an observer");
+    app.observer_ = &o;
+}
+
+}  // namespace detail
 
 bool App::streams_body(Request& req) {
     Router::Match m = router_.match(req.method(), req.path(), req);
     return m.kind == Router::Match::Kind::found &&
-           endpoints_[static_cast<std::size_t>(m.endpoint)].stream_body;
+           endpoints_[static_cast<std::size_t>(m.endpoint)].streams_request_body;
 }
 
 namespace {
-// dispatch_with's observer when metrics and the watchdog are off: nothing, compiled away.
+// dispatch_with's observer when none is installed (or the request is not observed): nothing,
+// compiled away.
 struct Unobserved {
-    void matched(const Request&, std::uint32_t) noexcept {}
+    void matched(const Request&, std::int32_t) noexcept {}
     void answered(const Request&, const Response&) noexcept {}
     void left() noexcept {}
 };
 
-// With metrics or the watchdog on: the route's slot (the endpoint number the router found),
-// the start time, the watchdog's slot while the handler holds the loop, and the counts when
-// the response is there.
+// With an observer: its hooks, and what it keeps of the request between them.
 struct Observed {
-    detail::LoopMetrics* loop;
-    std::uint32_t unmatched;
-    std::uint32_t slot = 0;
-    std::uint64_t start_ns = 0;
+    detail::Observer* observer;
+    detail::Observation o{};
 
-    void matched(const Request& req, std::uint32_t s) noexcept {
-        slot = s;
-        start_ns = detail::steady_ns();
-        loop->watch.what.store(std::uint64_t{slot} << 8 | static_cast<std::uint8_t>(req.method()),
-                               std::memory_order_relaxed);
-        loop->watch.since_ns.store(start_ns, std::memory_order_relaxed);
+    void matched(const Request& req, std::int32_t route) noexcept {
+        observer->on_request(o, req, route);
     }
     void answered(const Request& req, const Response& r) noexcept {
-        left();
-        if (loop->routes)
-            loop->routes[slot].record(req.method(), static_cast<int>(r.status()),
-                                      detail::steady_ns() - start_ns);
+        observer->on_response(o, req, r);
     }
-    void left() noexcept { loop->watch.since_ns.store(0, std::memory_order_relaxed); }
+    void left() noexcept { observer->on_suspend(o); }
 };
 }  // namespace
 
 bool App::dispatch(Request& req, Response& out, ResponseSink& sink) {
-    if (observed_) [[unlikely]]
-        return dispatch_observed(req, out, sink);
+    if (observer_) [[unlikely]]
+        return dispatch_with(req, out, sink, Observed{observer_});
     return dispatch_with(req, out, sink, Unobserved{});
 }
 
-bool App::dispatch_observed(Request& req, Response& out, ResponseSink& sink) {
-    detail::LoopMetrics* loop = metrics_->current();
-    if (!loop) return dispatch_with(req, out, sink, Unobserved{});  // not on a server loop
-    return dispatch_with(req, out, sink, Observed{loop, metrics_->unmatched_slot()});
-}
-
-template <class Observer>
-bool App::dispatch_with(Request& req, Response& out, ResponseSink& sink, Observer obs) {
+template <class Watch>
+bool App::dispatch_with(Request& req, Response& out, ResponseSink& sink, Watch obs) {
     Router::Match m = router_.match(req.method(), req.path(), req);
     const detail::Endpoint* ep;
     if (m.kind == Router::Match::Kind::found) [[likely]] {
         ep = &endpoints_[static_cast<std::size_t>(m.endpoint)];
-        obs.matched(req, static_cast<std::uint32_t>(m.endpoint));
+        obs.matched(req, m.endpoint);
     } else {
-        if constexpr (!std::is_same_v<Observer, Unobserved>) obs.matched(req, obs.unmatched);
+        obs.matched(req, -1);
         ep = fallback_for(req, m);
         if (!ep) {
             out = answer_unrouted(req, m);
@@ -481,25 +486,26 @@ bool App::dispatch_with(Request& req, Response& out, ResponseSink& sink, Observe
         try {
             detail::run_sync(*ep, req, out);
         } catch (...) {  // not expected: run_sync answers what its steps throw
-            out = exception_answer(std::current_exception(), req);
+            out = detail::exception_answer(*this, std::current_exception(), req);
         }
         obs.answered(req, out);
         return true;
     }
     std::coroutine_handle<> work;
-    if constexpr (std::is_same_v<Observer, Unobserved>) {
+    if constexpr (std::is_same_v<Watch, Unobserved>) {
         work = vela::start(detail::run_chain(*ep, 0, req),
                            [this, &sink, &req](std::optional<Response> v, std::exception_ptr e) {
-                               Response r = e ? exception_answer(e, req) : std::move(*v);
-                               complete_error(req, r);
+                               Response r =
+                                   e ? detail::exception_answer(*this, e, req) : std::move(*v);
+                               detail::complete_error(*this, req, r);
                                sink.complete(std::move(r));
                            });
     } else {
         work = vela::start(
             detail::run_chain(*ep, 0, req),
             [this, &sink, &req, obs](std::optional<Response> v, std::exception_ptr e) mutable {
-                Response r = e ? exception_answer(e, req) : std::move(*v);
-                complete_error(req, r);
+                Response r = e ? detail::exception_answer(*this, e, req) : std::move(*v);
+                detail::complete_error(*this, req, r);
                 obs.answered(req, r);
                 sink.complete(std::move(r));
             });
@@ -507,31 +513,6 @@ bool App::dispatch_with(Request& req, Response& out, ResponseSink& sink, Observe
     }
     sink.pending(work);
     return false;
-}
-
-App& App::metrics(MetricsOptions options) {
-    check_not_started("metrics");
-    if (!metrics_) metrics_ = std::make_unique<detail::AppMetrics>();
-    const std::string path = options.path;
-    metrics_->enable_metrics(std::move(options));
-    if (!path.empty())
-        get(path, [this](const Request&) {
-            Response r(metrics_->render());
-            r.set_content_type(PrometheusWriter::content_type);
-            return r;
-        }).hidden();  // an operations endpoint, not part of the API's document
-    return *this;
-}
-
-App& App::stall_watchdog(WatchdogOptions options) {
-    check_not_started("the stall watchdog");
-    if (!metrics_) metrics_ = std::make_unique<detail::AppMetrics>();
-    metrics_->enable_watchdog(options);
-    return *this;
-}
-
-std::string App::metrics_text() const {
-    return metrics_ && metrics_->metrics_on() ? metrics_->render() : std::string();
 }
 
 App& App::listen(std::uint16_t port) {
@@ -576,18 +557,16 @@ App& App::listen(std::string_view endpoint) {
 // errors the server answers itself.
 void App::prepare() {
     freeze();
-    // The OpenAPI document is built once every route is registered, before any port opens,
-    // so a mistake in it (a repeated operationId) stops the start instead of a later request.
-    if (openapi_build_) openapi_build_();
+    // Extensions build what depends on every route before any port opens, so a mistake (a
+    // repeated operationId) stops the start instead of a later request.
+    if (!prepared_) {  // the routes are final: once is enough, unless an extension threw
+        for (const std::unique_ptr<detail::Extension>& e : extensions_) e->prepare(*this);
+        prepared_ = true;
+    }
     if (error_pages_.render || error_pages_.format != ErrorFormat::text)
         options_.error_body = [this](const Request* req, Response& r) {
             fill_error_body(req, r, {});
         };
-}
-
-HttpHandler& App::handler() {
-    prepare();
-    return *handler_;
 }
 
 // Creates the server and publishes it to stop(), which may be racing on another thread.
@@ -647,6 +626,8 @@ int App::wait() {
     stop_requested_ = false;
     return rc;
 }
+
+bool App::stopping() const noexcept { return server_ && server_->stopping(); }
 
 std::uint16_t App::port() const noexcept { return server_ ? server_->port() : 0; }
 

@@ -280,32 +280,34 @@ Task<Response> Health::ready(bool draining) const {
 Response Health::live() const { return detail::health_answer(Status::OK, R"({"status":"alive"})"); }
 
 // ---------------------------------------------------------------------------------------------
-// App's part
+// Installing on an App
 
-App& App::health(HealthOptions options) {
-    check_not_started("health()");
-    if (health_routed_) throw std::logic_error("App::health() called twice");
-    if (!health_) health_.emplace();
-    health_->set_options(std::move(options));
-    health_routed_ = true;
-    const HealthOptions& o = health_->options();
+namespace {
+// The app's Health: made by the first health() or ready_check(), routed by health().
+struct AppHealth final : detail::Extension {
+    Health health;
+    bool routed = false;
+};
+}  // namespace
+
+void health(App& app, HealthOptions options) {
+    AppHealth& h = detail::extension<AppHealth>(app, "health()");
+    if (h.routed) throw std::logic_error("health() called twice on one app");
+    h.health.set_options(std::move(options));
+    h.routed = true;
+    const HealthOptions& o = h.health.options();
     // Operations endpoints: served, but not part of the API's OpenAPI document.
     if (!o.live_path.empty())
-        get(o.live_path, [h = *health_](const Request&) { return h.live(); }).hidden();
+        app.get(o.live_path, [h = h.health](const Request&) { return h.live(); }).hidden();
     if (!o.ready_path.empty())
-        get(o.ready_path, [h = *health_, this](const Request&) {
-            return h.ready(stopping());
-        }).hidden();
-    return *this;
+        app.get(o.ready_path,
+                [h = h.health, &app](const Request&) { return h.ready(app.stopping()); })
+            .hidden();
 }
 
-App& App::ready_check(std::string name, ReadyCheck check, std::chrono::milliseconds timeout) {
-    check_not_started("ready_check()");
-    if (!health_) health_.emplace();
-    health_->check(std::move(name), std::move(check), timeout);
-    return *this;
+void ready_check(App& app, std::string name, ReadyCheck check, std::chrono::milliseconds timeout) {
+    detail::extension<AppHealth>(app, "ready_check()")
+        .health.check(std::move(name), std::move(check), timeout);
 }
-
-bool App::stopping() const noexcept { return server_ && server_->stopping(); }
 
 }  // namespace vela

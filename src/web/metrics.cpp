@@ -278,6 +278,40 @@ void AppMetrics::watch() {
     }
 }
 
+void AppMetrics::prepare(App& app) {
+    std::vector<std::string> labels;
+    for (const openapi::RouteDoc& d : route_docs(app)) labels.push_back(d.pattern);
+    set_routes(std::move(labels));
+    app.options().on_loop_start = [this](std::size_t index, Loop& loop) {
+        return loop_started(index, loop);
+    };
+}
+
+void AppMetrics::on_request(Observation& o, const Request& req, std::int32_t route) noexcept {
+    LoopMetrics* loop = current();
+    if (!loop) return;
+    o.context = loop;
+    o.route = route < 0 ? unmatched_slot() : static_cast<std::uint32_t>(route);
+    o.start_ns = steady_ns();
+    loop->watch.what.store(std::uint64_t{o.route} << 8 | static_cast<std::uint8_t>(req.method()),
+                           std::memory_order_relaxed);
+    loop->watch.since_ns.store(o.start_ns, std::memory_order_relaxed);
+}
+
+void AppMetrics::on_suspend(Observation& o) noexcept {
+    if (o.context)
+        static_cast<LoopMetrics*>(o.context)->watch.since_ns.store(0, std::memory_order_relaxed);
+}
+
+void AppMetrics::on_response(Observation& o, const Request& req, const Response& r) noexcept {
+    auto* loop = static_cast<LoopMetrics*>(o.context);
+    if (!loop) return;
+    loop->watch.since_ns.store(0, std::memory_order_relaxed);
+    if (loop->routes)
+        loop->routes[o.route].record(req.method(), static_cast<int>(r.status()),
+                                     steady_ns() - o.start_ns);
+}
+
 std::string AppMetrics::render() const {
     std::lock_guard lock(mu_);
     PrometheusWriter w;
@@ -409,5 +443,33 @@ std::string AppMetrics::render() const {
 }
 
 }  // namespace detail
+
+// ---- installing on an App -------------------------------------------------------------------
+
+void metrics(App& app, MetricsOptions options) {
+    detail::AppMetrics& m = detail::extension<detail::AppMetrics>(app, "metrics");
+    detail::observe(app, m, "metrics");
+    const std::string path = options.path;
+    m.enable_metrics(std::move(options));
+    if (!path.empty())
+        app.get(path,
+                [&m](const Request&) {
+                    Response r(m.render());
+                    r.set_content_type(PrometheusWriter::content_type);
+                    return r;
+                })
+            .hidden();  // an operations endpoint, not part of the API's document
+}
+
+void stall_watchdog(App& app, WatchdogOptions options) {
+    detail::AppMetrics& m = detail::extension<detail::AppMetrics>(app, "the stall watchdog");
+    detail::observe(app, m, "the stall watchdog");
+    m.enable_watchdog(options);
+}
+
+std::string metrics_text(const App& app) {
+    const detail::AppMetrics* m = detail::find_extension<detail::AppMetrics>(app);
+    return m && m->metrics_on() ? m->render() : std::string();
+}
 
 }  // namespace vela

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -337,7 +338,7 @@ class Builder {
     json::Value build() {
         json::Value::Object paths;
         std::unordered_map<std::string, std::size_t> path_index;
-        for (const RouteDoc& r : app_.route_docs()) {
+        for (const RouteDoc& r : vela::detail::route_docs(app_)) {
             if (r.hidden) continue;
             const std::string_view key = operation_key(r.method);
             if (key.empty()) continue;
@@ -512,24 +513,36 @@ std::string document_json(const App& app, const Info& info) {
 
 namespace vela {
 
-App& App::openapi(openapi::Info info) {
-    struct Cache {
+namespace {
+// The documents openapi_spec() serves, built when the app prepares (every route registered).
+struct OpenApiSpecs final : detail::Extension {
+    struct Spec {
+        openapi::Info info;
         std::once_flag once;
         std::string text;
     };
-    auto cache = std::make_shared<Cache>();
+    std::deque<Spec> specs;  // stable addresses: the routes refer to them
+
+    static void build(const App& app, Spec& s) {
+        std::call_once(s.once, [&] { s.text = openapi::document_json(app, s.info); });
+    }
+    void prepare(App& app) override {
+        for (Spec& s : specs) build(app, s);
+    }
+};
+}  // namespace
+
+void openapi_spec(App& app, openapi::Info info) {
+    OpenApiSpecs& all = detail::extension<OpenApiSpecs>(app, "the OpenAPI document");
     const std::string path = info.path;
-    auto build = [this, cache, info = std::move(info)] {
-        std::call_once(cache->once, [&] { cache->text = openapi::document_json(*this, info); });
-    };
-    // Built when the app starts (prepare(), once every route is registered); the route only
-    // reads the text.
-    openapi_build_ = build;
-    get(path, [cache, build](Request&) {
-        build();  // already built unless the handler runs without prepare()
-        return Response::json(cache->text);
-    }).hidden();
-    return *this;
+    OpenApiSpecs::Spec& spec = all.specs.emplace_back();
+    spec.info = std::move(info);
+    app.get(path,
+            [&app, &spec](Request&) {
+                OpenApiSpecs::build(app, spec);  // already built unless it runs without prepare()
+                return Response::json(spec.text);
+            })
+        .hidden();
 }
 
 }  // namespace vela

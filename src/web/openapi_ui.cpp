@@ -122,9 +122,4 @@ void openapi_ui(App& app, std::string_view path, OpenApiUiOptions options) {
     app.static_files(base + "/assets", dir, {.index = {}});
 }
 
-App& App::openapi_ui(std::string_view path, OpenApiUiOptions options) {
-    vela::openapi_ui(*this, path, std::move(options));
-    return *this;
-}
-
 }  // namespace vela

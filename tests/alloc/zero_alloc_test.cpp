@@ -232,8 +232,8 @@ TEST(ZeroAllocMetrics, MetricsAndWatchdogOnAllocateNothingPerRequest) {
     });
     vela::MetricsOptions m;
     m.lag_interval = std::chrono::hours(1);
-    app.metrics(std::move(m));
-    app.stall_watchdog({.threshold = std::chrono::milliseconds(200)});
+    vela::metrics(app, std::move(m));
+    vela::stall_watchdog(app, {.threshold = std::chrono::milliseconds(200)});
     app.listen("127.0.0.1:0");
     app.start(1);
     const int fd = vela::net::connect_tcp("127.0.0.1", app.port());
@@ -253,7 +253,7 @@ TEST(ZeroAllocMetrics, MetricsAndWatchdogOnAllocateNothingPerRequest) {
         ASSERT_TRUE(round_trip(fd, missing, "Not Found"));
     }
     EXPECT_EQ(g_news.load() - before, 0u) << "heap allocations per request with metrics on";
-    const std::string text = app.metrics_text();
+    const std::string text = vela::metrics_text(app);
     EXPECT_NE(text.find("vela_http_requests_total{route=\"/\",method=\"GET\",status=\"200\"} 1200"),
               std::string::npos)
         << text;

@@ -62,8 +62,8 @@ TEST(HealthPostgres, ReadyFollowsTheRealServerDownAndBack) {
     {
         App app;
         quick_options(app.options());
-        app.health({.timeout = Ms{3000}});
-        app.ready_check("postgres", [&database]() -> Task<bool> {
+        vela::health(app, {.timeout = Ms{3000}});
+        vela::ready_check(app, "postgres", [&database]() -> Task<bool> {
             co_await database.query("SELECT 1");
             co_return true;
         });

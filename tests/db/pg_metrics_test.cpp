@@ -1,4 +1,4 @@
-// App::metrics with a PostgreSQL pool (vela/pg_metrics.hpp), against the real server: the
+// vela::metrics with a PostgreSQL pool (vela/pg_metrics.hpp), against the real server: the
 // pool gauges show a connection busy while a handler's statement runs, and idle afterwards.
 
 #include <gtest/gtest.h>
@@ -37,7 +37,7 @@ TEST(PgMetrics, PoolGaugesFollowAStatementInFlight) {
     MetricsOptions m;
     m.lag_interval = 20ms;
     m.pools.push_back(pg_pool_source("main", db));
-    app.metrics(std::move(m));
+    vela::metrics(app, std::move(m));
     app.listen("127.0.0.1:0");
     app.start(1);
     const std::uint16_t port = app.port();

@@ -1,5 +1,5 @@
-// Streaming request bodies (App::streaming, req.body_stream()): large uploads in bounded
-// memory with Content-Length and chunked framing, the limits (413), a client that stops
+// Streaming request bodies (App::streaming, Group::streaming, req.body_stream()): large uploads in
+// bounded memory with Content-Length and chunked framing, the limits (413), a client that stops
 // sending (408) or leaves, a handler that answers without reading (the connection closes),
 // the next request on the same connection after a fully read body, save_body_to, and the
 // buffered fallback on ordinary routes and over HTTP/2.
@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -63,6 +64,15 @@ class BodyStreamE2e : public ::testing::Test {
             co_return s == Status::OK ? Response("saved") : Response(s);
         });
         app_.post("/buffered", count_body);  // an ordinary route: the body comes whole
+        // A group's streaming route: its middleware runs before the handler reads the body.
+        auto api =
+            app_.group("/api").use([](Request&, Response& r) { r.set_header("X-Group", "api"); });
+        api.use([](Request& req) -> std::optional<Response> {
+            if (req.header("X-Key") != "k") return Response(Status::Forbidden);
+            return std::nullopt;
+        });
+        api.streaming(Method::PUT, "/upload", count_body);
+        api.put("/buffered", count_body);
         char tmpl[] = "/tmp/vela-body-XXXXXX";
         dir_ = ::mkdtemp(tmpl);
         start_app(app_);
@@ -160,6 +170,43 @@ TEST_F(BodyStreamE2e, ContentLengthOverStreamedLimitIs413) {
     auto r = c.read_response();
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 413);
+    expect_server_sound(app_);
+}
+
+TEST_F(BodyStreamE2e, GroupStreamingRouteReadsPastMaxBodyThroughTheGroupsMiddleware) {
+    // 1 MB: sixteen times the buffered routes' max_body, so only a streamed body gets through.
+    constexpr std::uint64_t kTotal = 1'000'000;
+    Client c = Client::tcp(app_.port());
+    ASSERT_TRUE(c.send("PUT /api/upload HTTP/1.1\r\nHost: x\r\nX-Key: k\r\nContent-Length: " +
+                       std::to_string(kTotal) + "\r\n\r\n"));
+    std::uint64_t sum = 0;
+    ASSERT_TRUE(send_pattern(c, kTotal, sum));
+    auto r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, std::to_string(kTotal) + " " + std::to_string(sum));
+    EXPECT_EQ(r->header("X-Group"), "api");
+    // The connection carries on.
+    ASSERT_TRUE(c.send(get_request("/")));
+    auto r2 = c.read_response();
+    ASSERT_TRUE(r2);
+    EXPECT_EQ(r2->body, "Hello, World!");
+
+    // The group's before hook refuses without reading the body.
+    Client d = Client::tcp(app_.port());
+    ASSERT_TRUE(d.send("PUT /api/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"));
+    auto r3 = d.read_response();
+    ASSERT_TRUE(r3);
+    EXPECT_EQ(r3->status, 403);
+    EXPECT_EQ(r3->header("X-Group"), "api");
+
+    // The group's ordinary route keeps max_body: 413 before the body is sent.
+    Client e = Client::tcp(app_.port());
+    ASSERT_TRUE(e.send("PUT /api/buffered HTTP/1.1\r\nHost: x\r\nX-Key: k\r\nContent-Length: " +
+                       std::to_string(kTotal) + "\r\n\r\n"));
+    auto r4 = e.read_response();
+    ASSERT_TRUE(r4);
+    EXPECT_EQ(r4->status, 413);
     expect_server_sound(app_);
 }
 

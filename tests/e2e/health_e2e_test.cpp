@@ -59,8 +59,8 @@ class HealthE2E : public ::testing::Test {
 
 TEST_F(HealthE2E, LivenessIs200WithoutRunningChecks) {
     std::atomic<int> runs{0};
-    app.health();
-    app.ready_check("counted", [&runs]() -> Task<bool> {
+    vela::health(app);
+    vela::ready_check(app, "counted", [&runs]() -> Task<bool> {
         runs.fetch_add(1);
         co_return true;
     });
@@ -77,9 +77,10 @@ TEST_F(HealthE2E, LivenessIs200WithoutRunningChecks) {
 }
 
 TEST_F(HealthE2E, ReadyIs200WhenEveryCheckPasses) {
-    app.ready_check("sync", []() -> Task<bool> { co_return true; });  // added before health()
-    app.health();
-    app.ready_check("slow", []() -> Task<bool> {
+    vela::ready_check(app, "sync",
+                      []() -> Task<bool> { co_return true; });  // added before health()
+    vela::health(app);
+    vela::ready_check(app, "slow", []() -> Task<bool> {
         co_await vela::sleep(Ms{30});
         co_return true;
     });
@@ -97,7 +98,7 @@ TEST_F(HealthE2E, ReadyIs200WhenEveryCheckPasses) {
 }
 
 TEST_F(HealthE2E, ReadyWithoutChecksIs200) {
-    app.health();
+    vela::health(app);
     start_app(app);
     const HttpResponse r = fetch(app.port(), "/ready");
     EXPECT_EQ(r.status, 200);
@@ -105,9 +106,9 @@ TEST_F(HealthE2E, ReadyWithoutChecksIs200) {
 }
 
 TEST_F(HealthE2E, ACheckReturningFalseIs503) {
-    app.health();
-    app.ready_check("ok", []() -> Task<bool> { co_return true; });
-    app.ready_check("db", []() -> Task<bool> {
+    vela::health(app);
+    vela::ready_check(app, "ok", []() -> Task<bool> { co_return true; });
+    vela::ready_check(app, "db", []() -> Task<bool> {
         co_await vela::sleep(Ms{5});
         co_return false;
     });
@@ -122,16 +123,16 @@ TEST_F(HealthE2E, ACheckReturningFalseIs503) {
 }
 
 TEST_F(HealthE2E, AThrowingCheckIs503WithItsMessageNot500) {
-    app.health();
-    app.ready_check("after-await", []() -> Task<bool> {
+    vela::health(app);
+    vela::ready_check(app, "after-await", []() -> Task<bool> {
         co_await vela::sleep(Ms{5});
         throw std::runtime_error("connection refused: \"db\"\n");
     });
-    app.ready_check("at-once", []() -> Task<bool> {
+    vela::ready_check(app, "at-once", []() -> Task<bool> {
         throw std::logic_error("thrown before the first suspension");
         co_return true;
     });
-    app.ready_check("by-the-function", []() -> Task<bool> {
+    vela::ready_check(app, "by-the-function", []() -> Task<bool> {
         throw std::runtime_error("no task at all");  // thrown when the check is called
     });
     start_app(app);
@@ -145,8 +146,9 @@ TEST_F(HealthE2E, AThrowingCheckIs503WithItsMessageNot500) {
 }
 
 TEST_F(HealthE2E, DetailsOffHidesErrorMessages) {
-    app.health({.details = false});
-    app.ready_check("db", []() -> Task<bool> { throw std::runtime_error("password=hunter2"); });
+    vela::health(app, {.details = false});
+    vela::ready_check(app, "db",
+                      []() -> Task<bool> { throw std::runtime_error("password=hunter2"); });
     start_app(app);
     const HttpResponse r = fetch(app.port(), "/ready");
     EXPECT_EQ(r.status, 503);
@@ -156,9 +158,9 @@ TEST_F(HealthE2E, DetailsOffHidesErrorMessages) {
 
 TEST_F(HealthE2E, AHangingCheckTimesOutAndIsNotStartedTwice) {
     Gate gate;
-    app.health({.timeout = Ms{2000}});
-    app.ready_check("hung", gate.check(), Ms{150});
-    app.ready_check("fine", []() -> Task<bool> { co_return true; });
+    vela::health(app, {.timeout = Ms{2000}});
+    vela::ready_check(app, "hung", gate.check(), Ms{150});
+    vela::ready_check(app, "fine", []() -> Task<bool> { co_return true; });
     start_app(app);
 
     auto t0 = SteadyClock::now();
@@ -190,9 +192,9 @@ TEST_F(HealthE2E, AHangingCheckTimesOutAndIsNotStartedTwice) {
 }
 
 TEST_F(HealthE2E, ChecksRunConcurrently) {
-    app.health();
+    vela::health(app);
     for (const char* name : {"a", "b", "c", "d"})
-        app.ready_check(name, []() -> Task<bool> {
+        vela::ready_check(app, name, []() -> Task<bool> {
             co_await vela::sleep(Ms{200});
             co_return true;
         });
@@ -206,8 +208,8 @@ TEST_F(HealthE2E, ChecksRunConcurrently) {
 TEST_F(HealthE2E, CachedAnswersSpareTheChecks) {
     std::atomic<int> runs{0};
     std::atomic<bool> healthy{true};
-    app.health({.cache = Ms{400}});
-    app.ready_check("counted", [&]() -> Task<bool> {
+    vela::health(app, {.cache = Ms{400}});
+    vela::ready_check(app, "counted", [&]() -> Task<bool> {
         runs.fetch_add(1);
         co_await vela::sleep(Ms{5});
         co_return healthy.load();
@@ -224,7 +226,7 @@ TEST_F(HealthE2E, CachedAnswersSpareTheChecks) {
 }
 
 TEST_F(HealthE2E, PathsAreConfigurable) {
-    app.health({.live_path = "/livez", .ready_path = "/readyz"});
+    vela::health(app, {.live_path = "/livez", .ready_path = "/readyz"});
     start_app(app);
     EXPECT_EQ(fetch(app.port(), "/livez").status, 200);
     EXPECT_EQ(fetch(app.port(), "/readyz").status, 200);
@@ -234,19 +236,19 @@ TEST_F(HealthE2E, PathsAreConfigurable) {
 
 TEST(HealthOptionsTest, MistakesAreOneLineErrors) {
     App app;
-    EXPECT_THROW(app.health({.timeout = Ms{0}}), std::invalid_argument);
-    EXPECT_THROW(app.health({.ready_path = "ready"}), std::invalid_argument);
-    EXPECT_THROW(app.ready_check("", [] { return Task<bool>{}; }), std::invalid_argument);
-    EXPECT_THROW(app.ready_check("x", nullptr), std::invalid_argument);
-    app.ready_check("db", []() -> Task<bool> { co_return true; });
+    EXPECT_THROW(vela::health(app, {.timeout = Ms{0}}), std::invalid_argument);
+    EXPECT_THROW(vela::health(app, {.ready_path = "ready"}), std::invalid_argument);
+    EXPECT_THROW(vela::ready_check(app, "", [] { return Task<bool>{}; }), std::invalid_argument);
+    EXPECT_THROW(vela::ready_check(app, "x", nullptr), std::invalid_argument);
+    vela::ready_check(app, "db", []() -> Task<bool> { co_return true; });
     try {
-        app.ready_check("db", []() -> Task<bool> { co_return true; });
+        vela::ready_check(app, "db", []() -> Task<bool> { co_return true; });
         ADD_FAILURE() << "a repeated name was accepted";
     } catch (const std::invalid_argument& e) {
         EXPECT_STREQ(e.what(), "ready_check 'db' added twice");
     }
-    app.health();
-    EXPECT_THROW(app.health(), std::logic_error);
+    vela::health(app);
+    EXPECT_THROW(vela::health(app), std::logic_error);
 }
 
 // A graceful stop with drain_delay: /ready says 503 "draining" at once while the listeners
@@ -255,8 +257,8 @@ TEST(HealthOptionsTest, MistakesAreOneLineErrors) {
 TEST_F(HealthE2E, ReadyIs503WhileDrainingAndHealthStillAnswers) {
     std::atomic<bool> slow_started{false};
     app.options().drain_delay = Ms{1000};
-    app.health();
-    app.ready_check("db", []() -> Task<bool> { co_return true; });
+    vela::health(app);
+    vela::ready_check(app, "db", []() -> Task<bool> { co_return true; });
     app.get("/slow", [&slow_started](Request&) -> Task<Response> {
         slow_started = true;
         co_await vela::sleep(Ms{300});
@@ -301,7 +303,7 @@ TEST_F(HealthE2E, ReadyIs503WhileDrainingAndHealthStillAnswers) {
 // Without drain_delay the drain begins at once: the listeners close, so a probe is refused
 // (connection refused) rather than answered; a load balancer takes that as not ready too.
 TEST_F(HealthE2E, WithoutDrainDelayProbesAreRefusedOnceStopped) {
-    app.health();
+    vela::health(app);
     start_app(app);
     const std::uint16_t port = app.port();
     EXPECT_EQ(fetch(port, "/ready").status, 200);

@@ -159,7 +159,7 @@ TEST(MetricsE2E, CountsRequestsAcrossTwoLoops) {
         co_await vela::sleep(1ms);
         co_return "later";
     });
-    app.metrics();
+    vela::metrics(app);
     start_app(app, 2);
     const std::uint16_t port = app.port();
 
@@ -247,7 +247,7 @@ TEST(MetricsE2E, Http2CountsAndConnectionGauge) {
     }
     App app;
     app.get("/hello", [] { return "hello"; });
-    app.metrics();
+    vela::metrics(app);
     start_app(app, 2);
     const std::string base = "http://127.0.0.1:" + std::to_string(app.port());
     // Three requests over h2 (one connection each: curl 7.88 sends nothing for a second URL
@@ -288,7 +288,7 @@ TEST(MetricsE2E, WebSocketAndSseGauges) {
             while (co_await s.send({.data = "tick"})) co_await vela::sleep(20ms);
         });
     });
-    app.metrics();
+    vela::metrics(app);
     start_app(app, 1);
     const std::uint16_t port = app.port();
 
@@ -335,7 +335,7 @@ TEST(MetricsE2E, LoopLagShowsABusyLoop) {
     });
     MetricsOptions o;
     o.lag_interval = 10ms;
-    app.metrics(std::move(o));
+    vela::metrics(app, std::move(o));
     start_app(app, 1);
     std::this_thread::sleep_for(50ms);
     Scrape s = scrape(app.port());
@@ -360,7 +360,7 @@ TEST(MetricsE2E, MetricsPathCanMoveAndLabelsAreEscaped) {
     app.get("/q\"uote/{name}", [](Request& r) { return std::string(r.param("name")); });
     MetricsOptions o;
     o.path = "/internal/metrics";
-    app.metrics(std::move(o));
+    vela::metrics(app, std::move(o));
     start_app(app, 1);
     Client c = Client::tcp(app.port());
     c.send(get_request("/q%22uote/x"));
@@ -388,8 +388,8 @@ TEST(StallWatchdogE2E, BusyHandlerIsLoggedOnceWithItsRoute) {
             return "done";
         });
         app.get("/quick", [] { return "ok"; });
-        app.stall_watchdog({.threshold = 100ms});
-        app.metrics();
+        vela::stall_watchdog(app, {.threshold = 100ms});
+        vela::metrics(app);
         start_app(app, 1);
         Client c = Client::tcp(app.port());
         c.send(get_request("/quick"));
@@ -428,7 +428,7 @@ TEST(StallWatchdogE2E, OffLogsNothingAndServesNoStallCount) {
             busy_wait(150ms);
             return "done";
         });
-        app.metrics();
+        vela::metrics(app);
         start_app(app, 1);
         Client c = Client::tcp(app.port());
         c.send(get_request("/spin"));

@@ -51,7 +51,8 @@ class OpenApiE2E : public ::testing::Test {
                     return std::vector<Todo>(static_cast<std::size_t>(f->limit > 2 ? 2 : f->limit));
                 })
             .tag("todos");
-        app_.openapi({.title = "Todos", .version = "0.3.0", .path = "/api/openapi.json"});
+        vela::openapi_spec(app_,
+                           {.title = "Todos", .version = "0.3.0", .path = "/api/openapi.json"});
         // Registered after openapi(): the document is built at its first request, so it is in.
         app_.post("/todos", [](Json<Todo> t) -> Task<Json<Todo>> { co_return std::move(t); })
             .response<Todo>(201, "Created");

@@ -286,8 +286,9 @@ class OpenApiUi : public testing::Test {
         api.get("/files/{*rest}", [](Request&) { return Response("file"); }).tag("files");
         app_.get("/internal", [] { return "hidden"; }).hidden();
         app_.ws("/ws", [](WebSocket&, Request&) -> Task<void> { co_return; });
-        app_.openapi({.title = "Rich", .version = "2.0.0", .description = "Every kind of route."});
-        app_.openapi_ui("/docs");
+        vela::openapi_spec(
+            app_, {.title = "Rich", .version = "2.0.0", .description = "Every kind of route."});
+        vela::openapi_ui(app_, "/docs");
         return {"GET /todos",
                 "POST /todos",
                 "GET /todos/{id}",

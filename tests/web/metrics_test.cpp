@@ -1,4 +1,4 @@
-// The Prometheus text writer (format 0.0.4) and the metrics App::metrics_text() renders
+// The Prometheus text writer (format 0.0.4) and the metrics vela::metrics_text() renders
 // without a server: families, escaping, histogram buckets, number spelling.
 
 #include <gtest/gtest.h>
@@ -64,14 +64,14 @@ TEST(PrometheusWriter, LatencyBucketsAscend) {
 TEST(AppMetrics, OffByDefaultAndEmptyText) {
     App app;
     app.get("/", [] { return "hi"; });
-    EXPECT_EQ(app.metrics_text(), "");
+    EXPECT_EQ(vela::metrics_text(app), "");
 }
 
 TEST(AppMetrics, TextBeforeAnyLoopHasFamiliesAndNoSamplesOfRoutes) {
     App app;
     app.get("/items/{id:int}", [] { return "x"; });
-    app.metrics();
-    const std::string t = app.metrics_text();
+    vela::metrics(app);
+    const std::string t = vela::metrics_text(app);
     EXPECT_NE(t.find("# TYPE vela_http_requests_total counter\n"), std::string::npos) << t;
     EXPECT_NE(t.find("# TYPE vela_http_request_duration_seconds histogram\n"), std::string::npos);
     EXPECT_NE(t.find("# TYPE vela_open_connections gauge\n"), std::string::npos);
@@ -83,8 +83,8 @@ TEST(AppMetrics, MetricsAfterStartIsRefused) {
     app.get("/", [] { return "hi"; });
     app.listen("127.0.0.1:0");
     app.start(1);
-    EXPECT_THROW(app.metrics(), std::logic_error);
-    EXPECT_THROW(app.stall_watchdog(), std::logic_error);
+    EXPECT_THROW(vela::metrics(app), std::logic_error);
+    EXPECT_THROW(vela::stall_watchdog(app), std::logic_error);
     app.stop();
     app.wait();
 }

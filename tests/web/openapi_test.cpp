@@ -129,7 +129,7 @@ struct RichApp {
         Group g =
             api.del("/tree/{id:int}", [] { return Status::NoContent; }).response(204, "Deleted");
         g.get("/again", [] { return "again"; });
-        app.openapi({.title = "Rich", .version = "2.0.0"});
+        vela::openapi_spec(app, {.title = "Rich", .version = "2.0.0"});
     }
 };
 
@@ -407,9 +407,9 @@ TEST_F(OpenApiTest, DuplicateOperationIdIsAnError) {
 TEST_F(OpenApiTest, OperationsEndpointsAreLeftOut) {
     App app;
     app.get("/items", [] { return "items"; });
-    app.metrics();
-    app.health();
-    app.openapi();
+    vela::metrics(app);
+    vela::health(app);
+    vela::openapi_spec(app);
     const Value d = openapi::document(app);
     EXPECT_NE(d["paths"].find("/items"), nullptr);
     EXPECT_EQ(d["paths"].find("/metrics"), nullptr);
@@ -419,13 +419,13 @@ TEST_F(OpenApiTest, OperationsEndpointsAreLeftOut) {
 }
 
 // The document is built when the app starts (a mistake in it stops the start, not a later
-// request): App::handler() (what start() and the test client call) builds it.
+// request): vela::detail::handler(app) (what start() and the test client call) builds it.
 TEST_F(OpenApiTest, BuiltWhenTheAppStarts) {
     App app;
     app.get("/a", [] { return "a"; }).operation_id("same");
     app.get("/b", [] { return "b"; }).operation_id("same");
-    app.openapi();
-    EXPECT_THROW(app.handler(), std::logic_error);
+    vela::openapi_spec(app);
+    EXPECT_THROW(vela::detail::handler(app), std::logic_error);
 }
 
 TEST_F(OpenApiTest, SeveralMethodsShareAPathItem) {

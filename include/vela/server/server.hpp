@@ -118,7 +118,7 @@ struct ServerOptions {
     /// Called on each loop's thread as the loop starts serving (before its first event), with
     /// the loop's index (0..threads-1) and the loop. A non-null result turns on that loop's
     /// statistics (connections, SSE streams, bytes), which the server then writes there; it
-    /// must outlive the server's run. App::metrics and App::stall_watchdog set it.
+    /// must outlive the server's run. vela::metrics and vela::stall_watchdog set it.
     std::function<LoopStats*(std::size_t index, Loop& loop)> on_loop_start;
 };
 

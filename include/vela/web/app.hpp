@@ -16,6 +16,13 @@
 // header when the path exists for other methods, 501 for unknown methods; HEAD is served by
 // GET routes and OPTIONS is answered automatically. An exception escaping a handler or a
 // middleware becomes a 500 (its message is only shown with debug_errors) and is logged.
+//
+// App is routing and lifecycle. Metrics, health endpoints and the OpenAPI document are
+// installed on it by free functions in their own headers (vela::metrics(app) in
+// vela/web/metrics.hpp, vela::health(app) in health.hpp, vela::openapi_spec(app) in openapi.hpp,
+// vela::openapi_ui(app) in openapi_ui.hpp), through two extension points: detail::Extension
+// (state the App owns, told when the app prepares to serve) and detail::Observer (sees every
+// request dispatch handles; with none installed a request pays one predictable branch).
 
 #include <cstdint>
 #include <deque>
@@ -35,10 +42,7 @@
 #include "vela/tls/context.hpp"
 #include "vela/web/config.hpp"
 #include "vela/web/handler_traits.hpp"
-#include "vela/web/health.hpp"
-#include "vela/web/metrics.hpp"
 #include "vela/web/middleware.hpp"
-#include "vela/web/openapi_ui.hpp"
 #include "vela/web/route_doc.hpp"
 #include "vela/web/router.hpp"
 
@@ -68,7 +72,72 @@ struct ErrorPages {
 namespace detail {
 
 struct Endpoint;
-class AppMetrics;
+
+/// State a free function installs on an App (metrics, health, the OpenAPI document): owned
+/// by the App, found again by its type (extension<T>), told when the app prepares to serve.
+class Extension {
+  public:
+    virtual ~Extension() = default;
+    /// The routes are final and no port is open yet (the first start(), run() or test
+    /// client): build what depends on every route. What it throws stops the start, and it
+    /// runs again at the next one.
+    virtual void prepare(App&) {}
+};
+
+/// What an Observer keeps of one request between its hooks (dispatch carries it).
+struct Observation {
+    /// The observer's own; null: this request is not observed (the hooks are still called).
+    void* context = nullptr;
+    /// The route's number (registration order), or the observer's slot for unrouted requests.
+    std::uint32_t route = 0;
+    /// When the request was matched, as the observer measures time.
+    std::uint64_t start_ns = 0;
+};
+
+/// Sees every request the App dispatches (metrics, the stall watchdog). One per App, set
+/// with observe() before it starts; the hooks run on the request's loop and must not throw.
+class Observer {
+  public:
+    /// The router has answered: `route` is the route's number (registration order), or -1
+    /// when no route took the request (404, 405, automatic OPTIONS). Fills `o` (empty when
+    /// called), which the other hooks get back.
+    virtual void on_request(Observation& o, const Request& req, std::int32_t route) noexcept = 0;
+    /// The handler suspended: the loop is free until something resumes it.
+    virtual void on_suspend(Observation& o) noexcept = 0;
+    /// The response is complete (after the middleware), `o` as on_request made it.
+    virtual void on_response(Observation& o, const Request& req, const Response& r) noexcept = 0;
+
+  protected:
+    ~Observer() = default;
+};
+
+/// The error answer `app` gives for status `s` (with `detail` for the client, may be empty),
+/// as its error_pages say; `req` may be nullptr.
+Response error_answer(const App& app, Status s, const Request* req, std::string_view detail = {});
+/// The answer to an exception that escaped a handler: an HttpError's status and detail,
+/// anything else a logged 500 (its message shown only with debug_errors). Middleware sees
+/// this answer (an access log logs it, CORS headers go on it).
+Response exception_answer(const App& app, std::exception_ptr e, const Request& req);
+/// Gives `r` the error body of its status when it is an error (>= 400) without a body (what
+/// `return vela::Status::NotFound;` makes).
+void complete_error(const App& app, const Request& req, Response& r);
+/// Makes the routes and middleware final (as start() does) and returns the handler the
+/// server calls for each request (vela::testing::Client calls it without a server).
+HttpHandler& handler(App& app);
+/// What each route says for the OpenAPI document, in registration order (never read while
+/// serving).
+const std::deque<openapi::RouteDoc>& route_docs(const App& app) noexcept;
+/// The app's extension of type T, made (default-constructed) on first use. Throws
+/// std::logic_error naming `what` once the app has started.
+template <class T>
+T& extension(App& app, const char* what);
+/// The app's extension of type T, or nullptr when none was installed.
+template <class T>
+const T* find_extension(const App& app) noexcept;
+/// Makes `o` the app's observer (it must outlive the app's serving; an Extension does).
+/// Throws std::logic_error naming `what` once the app has started or when another observer
+/// is installed.
+void observe(App& app, Observer& o, const char* what);
 
 struct GroupData {
     std::string prefix;
@@ -83,7 +152,7 @@ struct Endpoint {
     const App* app = nullptr;              // set when the app starts
     std::vector<const Middleware*> chain;  // resolved when the app starts
     bool all_sync = true;
-    bool stream_body = false;  // reads its request body as it arrives (App::streaming)
+    bool streams_request_body = false;  // reads its request body as it arrives (streaming())
 };
 
 template <class F>
@@ -130,6 +199,10 @@ class Group {
     /// Registers a handler for `method` at prefix + `pattern`.
     template <class F>
     RouteRef<Group> route(Method method, std::string_view pattern, F&& f);
+    /// Registers a handler at prefix + `pattern` that reads its request body as it arrives
+    /// (see App::streaming); the group's middleware runs before it.
+    template <class F>
+    RouteRef<Group> streaming(Method method, std::string_view pattern, F&& f);
     /// Registers a GET handler at prefix + `p`.
     template <class F>
     RouteRef<Group> get(std::string_view p, F&& f) {
@@ -173,6 +246,10 @@ class Group {
   private:
     friend class App;
     Group(App* app, detail::GroupData* data) noexcept : app_(app), data_(data) {}
+    template <class F>
+    RouteRef<Group> add(Method method, std::string_view pattern, F&& f, bool streams_request_body);
+    std::string prefix() const;  // the prefixes of this group and those around it
+    std::string full_pattern(std::string_view pattern) const;
     App* app_;
     detail::GroupData* data_;
 };
@@ -202,17 +279,15 @@ class App {
     template <class F>
     RouteRef<App> route(Method method, std::string_view pattern, F&& f) {
         return RouteRef<App>(this, &add_route(method, pattern, make_handler(std::forward<F>(f)),
-                                              root_, openapi::describer<F>()));
+                                              root_, openapi::describer<F>(), false));
     }
     /// Registers a handler that reads its request body as it arrives
     /// (`co_await req.body_stream().read()`, see body_reader.hpp): it runs as soon as the
     /// head is in, and bodies up to limits.max_streamed_body pass in bounded memory.
     template <class F>
     RouteRef<App> streaming(Method method, std::string_view pattern, F&& f) {
-        openapi::RouteDoc& doc = add_route(method, pattern, make_handler(std::forward<F>(f)), root_,
-                                           openapi::describer<F>());
-        endpoints_.back().stream_body = true;
-        return RouteRef<App>(this, &doc);
+        return RouteRef<App>(this, &add_route(method, pattern, make_handler(std::forward<F>(f)),
+                                              root_, openapi::describer<F>(), true));
     }
     /// Registers a GET handler at `p`.
     template <class F>
@@ -266,56 +341,10 @@ class App {
     /// server's 400/408/413/431...), handlers' bare error statuses and HttpError
     /// (vela/web/http_error.hpp) all get the same body. Before run().
     App& error_pages(ErrorPages pages);
-    /// The error answer this app gives for status `s` (with `detail` for the client, may be
-    /// empty), as its error_pages say; `req` may be nullptr.
-    Response error_answer(Status s, const Request* req, std::string_view detail = {}) const;
-    /// The answer to an exception that escaped a handler: an HttpError's status and detail,
-    /// anything else a logged 500 (its message shown only with debug_errors). Middleware
-    /// sees this answer (an access log logs it, CORS headers go on it).
-    Response exception_answer(std::exception_ptr e, const Request& req) const;
-    /// Gives `r` the error body of its status when it is an error (>= 400) without a body
-    /// (what `return vela::Status::NotFound;` makes).
-    void complete_error(const Request& req, Response& r) const {
-        if (static_cast<int>(r.status()) >= 400 && r.is_bare()) [[unlikely]]
-            fill_error_body(&req, r, {});
-    }
-
-    /// Makes the routes and middleware final (as start() does) and returns the handler the
-    /// server calls for each request (vela::testing::Client calls it without a server).
-    HttpHandler& handler();
-
-    /// What each route says for the OpenAPI document, in registration order (never read
-    /// while serving).
-    const std::deque<openapi::RouteDoc>& route_docs() const noexcept { return route_docs_; }
     /// The error answers' format and renderer (error_pages()).
     const ErrorPages& error_pages() const noexcept { return error_pages_; }
-    /// Serves the OpenAPI 3.1 document of this app's routes at info.path (/openapi.json),
-    /// built once when the app starts (a repeated operationId stops the start)
-    /// (vela/web/openapi.hpp). Before run().
-    App& openapi(openapi::Info info = {});
-    /// Serves Swagger UI at `path` for the document at options.spec_url (/openapi.json; see
-    /// vela/web/openapi_ui.hpp). Before run(). Throws std::runtime_error (one line saying what
-    /// to run) when the Swagger UI files are missing.
-    App& openapi_ui(std::string_view path = "/docs", OpenApiUiOptions options = {});
-
-    /// Serves metrics in the Prometheus text format at options.path (GET; vela/web/metrics.hpp
-    /// lists them): requests per route, latency histograms, bytes, connections, loop lag,
-    /// pools. Off unless called; with it off the request path is unchanged. Before run().
-    App& metrics(MetricsOptions options = {});
-    /// Logs (log::warn, once) every handler that holds its loop longer than
-    /// options.threshold, with its route template, method and the time held. Before run().
-    App& stall_watchdog(WatchdogOptions options = {});
-    /// The metrics text now (what GET /metrics answers); empty when metrics are off.
-    std::string metrics_text() const;
-
-    /// Serves liveness at options.live_path (/health) and readiness at options.ready_path
-    /// (/ready), which runs the ready_check()s added before or after (vela/web/health.hpp).
-    /// Once, before run().
-    App& health(HealthOptions options = {});
-    /// Adds a readiness check that /ready runs (timeout 0: the health options' timeout);
-    /// health() serves it. Before run().
-    App& ready_check(std::string name, ReadyCheck check, std::chrono::milliseconds timeout = {});
-    /// True from the moment a graceful stop begins (stop(), SIGINT/SIGTERM): /ready says 503.
+    /// True from the moment a graceful stop begins (stop(), SIGINT/SIGTERM): vela::health's
+    /// /ready says 503.
     bool stopping() const noexcept;
 
     /// Server settings (limits, timeouts, connection cap); change before run()/start().
@@ -371,9 +400,20 @@ class App {
 
   private:
     friend class Group;
+    friend Response detail::error_answer(const App&, Status, const Request*, std::string_view);
+    friend Response detail::exception_answer(const App&, std::exception_ptr, const Request&);
+    friend void detail::complete_error(const App&, const Request&, Response&);
+    friend HttpHandler& detail::handler(App&);
+    friend const std::deque<openapi::RouteDoc>& detail::route_docs(const App&) noexcept;
+    template <class T>
+    friend T& detail::extension(App&, const char*);
+    template <class T>
+    friend const T* detail::find_extension(const App&) noexcept;
+    friend void detail::observe(App&, detail::Observer&, const char*);
     class Handler;
     openapi::RouteDoc& add_route(Method m, std::string_view pattern, HandlerFn h,
-                                 detail::GroupData* g, openapi::Describe describe);
+                                 detail::GroupData* g, openapi::Describe describe,
+                                 bool streams_request_body);
     void freeze();
     void prepare();  // freeze() and the server-side error body
     detail::GroupData* new_group(std::string prefix, detail::GroupData* parent);
@@ -382,9 +422,8 @@ class App {
     void check_not_started(const char* what) const;
     void make_server();
     bool dispatch(Request& req, Response& out, ResponseSink& sink);
-    template <class Observer>
-    bool dispatch_with(Request& req, Response& out, ResponseSink& sink, Observer obs);
-    bool dispatch_observed(Request& req, Response& out, ResponseSink& sink);
+    template <class Watch>  // Unobserved, or Observed (the observer's hooks)
+    bool dispatch_with(Request& req, Response& out, ResponseSink& sink, Watch obs);
     bool streams_body(Request& req);
     Response answer_unrouted(const Request& req, const Router::Match& m) const;
     Response answer_unrouted(Request& req) const;
@@ -404,6 +443,7 @@ class App {
     std::mutex server_mu_;         // guards replacing server_ against stop() on other threads
     bool stop_requested_ = false;  // under server_mu_
     bool frozen_ = false;
+    bool prepared_ = false;  // the extensions have prepared (routes final)
     ErrorPages error_pages_;
     // The applied configuration, the user sections read from it, and server.threads.
     const Config& claim_section(std::string_view section);
@@ -411,13 +451,41 @@ class App {
     std::unique_ptr<Config> config_;
     std::vector<std::string> claimed_;
     unsigned threads_ = 0;
-    std::optional<Health> health_;  // health() / ready_check()
-    bool health_routed_ = false;
-    std::unique_ptr<detail::AppMetrics> metrics_;  // metrics or the watchdog is on
-    bool observed_ = false;                        // requests go through dispatch_observed
-    std::deque<openapi::RouteDoc> route_docs_;     // per route, in registration order
-    std::function<void()> openapi_build_;          // openapi(): builds the document at prepare()
+    std::deque<openapi::RouteDoc> route_docs_;  // per route, in registration order
+    // What free functions installed (metrics, health, OpenAPI), in installation order; the
+    // observer, when one is set, is one of them.
+    std::vector<std::unique_ptr<detail::Extension>> extensions_;
+    detail::Observer* observer_ = nullptr;  // null: dispatch goes straight to the route
 };
+
+namespace detail {
+
+inline void complete_error(const App& app, const Request& req, Response& r) {
+    if (static_cast<int>(r.status()) >= 400 && r.is_bare()) [[unlikely]]
+        app.fill_error_body(&req, r, {});
+}
+
+template <class T>
+T& extension(App& app, const char* what) {
+    static_assert(std::is_base_of_v<Extension, T>,
+                  "an App extension derives from detail::Extension");
+    app.check_not_started(what);
+    for (const std::unique_ptr<Extension>& e : app.extensions_)
+        if (T* t = dynamic_cast<T*>(e.get())) return *t;
+    auto made = std::make_unique<T>();
+    T& t = *made;
+    app.extensions_.push_back(std::move(made));
+    return t;
+}
+
+template <class T>
+const T* find_extension(const App& app) noexcept {
+    for (const std::unique_ptr<Extension>& e : app.extensions_)
+        if (const T* t = dynamic_cast<const T*>(e.get())) return t;
+    return nullptr;
+}
+
+}  // namespace detail
 
 template <class F>
 Group& Group::use(F&& f) {
@@ -428,12 +496,20 @@ Group& Group::use(F&& f) {
 
 template <class F>
 RouteRef<Group> Group::route(Method method, std::string_view pattern, F&& f) {
-    std::string full;
-    for (detail::GroupData* g = data_; g; g = g->parent) full.insert(0, g->prefix);
-    full += pattern;
-    if (full.size() > 1 && full.back() == '/' && pattern.empty()) full.pop_back();
-    return RouteRef<Group>(*this, &app_->add_route(method, full, make_handler(std::forward<F>(f)),
-                                                   data_, openapi::describer<F>()));
+    return add(method, pattern, std::forward<F>(f), false);
+}
+
+template <class F>
+RouteRef<Group> Group::streaming(Method method, std::string_view pattern, F&& f) {
+    return add(method, pattern, std::forward<F>(f), true);
+}
+
+template <class F>
+RouteRef<Group> Group::add(Method method, std::string_view pattern, F&& f,
+                           bool streams_request_body) {
+    return RouteRef<Group>(
+        *this, &app_->add_route(method, full_pattern(pattern), make_handler(std::forward<F>(f)),
+                                data_, openapi::describer<F>(), streams_request_body));
 }
 
 }  // namespace vela

@@ -2,12 +2,12 @@
 // Liveness and readiness endpoints for load balancers, Kubernetes probes and systemd.
 //
 //     vela::App app;
-//     app.health();                                   // GET /health and GET /ready
-//     app.ready_check("db", [&db]() -> vela::Task<bool> {
-//         co_await db.query("SELECT 1");              // throws when the database is away
+//     vela::health(app);                                   // GET /health and GET /ready
+//     vela::ready_check(app, "db", [&db]() -> vela::Task<bool> {
+//         co_await db.query("SELECT 1");                   // throws when the database is away
 //         co_return true;
 //     });
-//     app.ready_check("cache", check_redis, 500ms);   // its own timeout
+//     vela::ready_check(app, "cache", check_redis, 500ms); // its own timeout
 //
 // /health (liveness) answers 200 {"status":"alive"} while the process serves requests; it
 // runs no check, so a slow database never gets a healthy process restarted. /ready
@@ -40,6 +40,8 @@
 #include "vela/http/response.hpp"
 
 namespace vela {
+
+class App;
 
 /// A readiness check: co_returns true when ready; false or an exception when not.
 using ReadyCheck = std::function<Task<bool>()>;
@@ -76,7 +78,7 @@ class HealthState;
 }
 
 /// The checks and the answers of /health and /ready. A cheap handle: copies share the checks.
-/// App::health() and App::ready_check() make and route one; use it directly to serve the
+/// vela::health() and vela::ready_check() make and route one; use it directly to serve the
 /// answers from routes of your own.
 class Health {
   public:
@@ -103,5 +105,14 @@ class Health {
   private:
     std::shared_ptr<detail::HealthState> state_;
 };
+
+/// Serves liveness at options.live_path (/health) and readiness at options.ready_path
+/// (/ready) on `app`, which runs the ready_check()s added before or after. Once, before run():
+/// throws std::logic_error after, or when called twice; std::invalid_argument for bad options.
+void health(App& app, HealthOptions options = {});
+/// Adds a readiness check that `app`'s /ready runs (timeout 0: the health options' timeout);
+/// health() serves it. Before run(). Throws as Health::check does.
+void ready_check(App& app, std::string name, ReadyCheck check,
+                 std::chrono::milliseconds timeout = {});
 
 }  // namespace vela

@@ -2,8 +2,8 @@
 // Metrics in the Prometheus text format, and the stall watchdog (docs/operations.md).
 //
 //     vela::App app;
-//     app.metrics();                               // GET /metrics, opt-in
-//     app.stall_watchdog({.threshold = 200ms});    // logs handlers that hold a loop too long
+//     vela::metrics(app);                                // GET /metrics, opt-in
+//     vela::stall_watchdog(app, {.threshold = 200ms});   // logs handlers that hold a loop too long
 //
 // Every loop counts in its own memory: plain single-writer counters (vela::LoopCounter),
 // no shared atomic read-modify-write and no allocation on the request path; the route's
@@ -34,6 +34,8 @@
 
 namespace vela {
 
+class App;
+
 /// The upper bounds (seconds) of the request latency histogram's buckets (+Inf follows).
 inline constexpr double kLatencyBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                              0.1,    0.25,  0.5,    1.0,   2.5,  5.0,   10.0};
@@ -60,9 +62,9 @@ struct PoolSource {
     std::function<std::optional<PoolSample>()> sample;
 };
 
-/// Settings of App::metrics.
+/// Settings of vela::metrics.
 struct MetricsOptions {
-    /// Where the metrics are served (GET); empty: not routed (App::metrics_text() only).
+    /// Where the metrics are served (GET); empty: not routed (vela::metrics_text() only).
     std::string path = "/metrics";
     /// How often each loop measures its lag (a timer's scheduled vs actual time) and samples
     /// the pools.
@@ -71,11 +73,23 @@ struct MetricsOptions {
     std::vector<PoolSource> pools;
 };
 
-/// Settings of App::stall_watchdog.
+/// Settings of vela::stall_watchdog.
 struct WatchdogOptions {
     /// A handler that holds its loop longer than this is logged (once per request).
     std::chrono::milliseconds threshold{500};
 };
+
+/// Serves `app`'s metrics in the Prometheus text format at options.path (GET; listed above):
+/// requests per route, latency histograms, bytes, connections, loop lag, pools. Off unless
+/// called; with it off the request path is unchanged. Before run(); throws std::logic_error
+/// after.
+void metrics(App& app, MetricsOptions options = {});
+/// Logs (log::warn, once) every handler that holds its loop longer than options.threshold,
+/// with its route template, method and the time held. Before run(); throws std::logic_error
+/// after.
+void stall_watchdog(App& app, WatchdogOptions options = {});
+/// The metrics text now (what GET /metrics answers); empty when metrics are off.
+std::string metrics_text(const App& app);
 
 /// Writes the Prometheus text exposition format 0.0.4: families with their HELP and TYPE
 /// lines, samples with escaped label values.

@@ -8,7 +8,7 @@
 //     app.get("/items/{id:int}", [](vela::Request& r) -> Item { ... })
 //         .summary("Get an item").tag("items").response(404, "No such item");
 //     app.post("/items", [](vela::Json<Item> item) { return item; }).security_bearer();
-//     app.openapi({.title = "Items", .version = "1.2.0"});   // GET /openapi.json
+//     vela::openapi_spec(app, {.title = "Items", .version = "1.2.0"});   // GET /openapi.json
 //
 // What the document says, per route (hidden routes, WebSockets and static files left out):
 //   - path parameters from the pattern: {id:int} integer, {n:uint} integer >= 0, {x:float}
@@ -47,3 +47,12 @@ json::Value document(const App& app, const Info& info = {});
 std::string document_json(const App& app, const Info& info = {});
 
 }  // namespace vela::openapi
+
+namespace vela {
+
+/// Serves the OpenAPI 3.1 document of `app`'s routes at info.path (/openapi.json), built once
+/// when the app starts (a repeated operationId stops the start). Before run(); throws
+/// std::logic_error after. (Not `vela::openapi`: that is this header's namespace.)
+void openapi_spec(App& app, openapi::Info info = {});
+
+}  // namespace vela

@@ -150,7 +150,7 @@ struct Server {
     std::string description{};
 };
 
-/// The document's "info" and where it is served (App::openapi, openapi::document).
+/// The document's "info" and where it is served (vela::openapi_spec, openapi::document).
 struct Info {
     /// info.title.
     std::string title = "API";
@@ -160,7 +160,7 @@ struct Info {
     std::string description{};
     /// "servers", left out when empty.
     std::vector<Server> servers{};
-    /// Where App::openapi serves the document.
+    /// Where vela::openapi_spec serves the document.
     std::string path = "/openapi.json";
 };
 
@@ -526,11 +526,6 @@ class RouteRef {
     template <class... A>
     decltype(auto) error_pages(A&&... a) {
         return owner().error_pages(std::forward<A>(a)...);
-    }
-    /// App::openapi.
-    template <class... A>
-    decltype(auto) openapi(A&&... a) {
-        return owner().openapi(std::forward<A>(a)...);
     }
     /// App::run.
     template <class... A>
