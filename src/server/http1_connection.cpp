@@ -273,10 +273,14 @@ void Http1Connection::complete(Response&& r) {
 
 void Http1Connection::finish(Response& r) {
     const bool http10 = req_->version() == 10;
-    PreparedResponse p = prepare_response(req_.get(), r, worker_.options());
-    if (p.upgrade) [[unlikely]] {
-        hand_over_to_websocket(r.take_upgrade(), r);
-        return;
+    PreparedResponse p;
+    p.head = req_->method() == Method::HEAD;
+    if (r.has_extra()) [[unlikely]] {
+        prepare_extra(req_.get(), r, worker_.options(), p);
+        if (p.upgrade) {
+            hand_over_to_websocket(r.take_upgrade(), r);
+            return;
+        }
     }
     const bool head = p.head;
     const bool streamed = p.streamed;

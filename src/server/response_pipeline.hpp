@@ -28,18 +28,24 @@ struct PreparedResponse {
     bool upgrade = false;
 };
 
-/// Decides how `r`, the answer to `req` (null: a connection-level error), is sent. The rare
-/// cases (upgrade, file, stream) sit behind one test, so a plain response costs a few stores.
+/// Decides the rare cases of `r`, the answer to `req` (null: a connection-level error), when
+/// r.has_extra(): a protocol switch, a file body (its preconditions and ranges applied here), a
+/// streamed body. The drivers test has_extra() first, so a plain response costs that test.
+inline void prepare_extra(const Request* req, Response& r, const ServerOptions& options,
+                          PreparedResponse& p) {
+    p.upgrade = r.status() == Status::SwitchingProtocols && r.has_upgrade();
+    if (r.file_body() && req) apply_file_semantics(*req, r, options.limits.max_ranges);
+    p.streamed = r.streaming();
+    p.file = r.file_body();
+}
+
+/// Decides how `r`, the answer to `req` (null: a connection-level error), is sent.
 inline PreparedResponse prepare_response(const Request* req, Response& r,
                                          const ServerOptions& options) {
     PreparedResponse p;
     p.head = req && req->method() == Method::HEAD;
-    if (r.has_extra()) [[unlikely]] {
-        p.upgrade = r.status() == Status::SwitchingProtocols && r.has_upgrade();
-        if (r.file_body() && req) apply_file_semantics(*req, r, options.limits.max_ranges);
-        p.streamed = r.streaming();
-        p.file = r.file_body();
-    }
+    if (r.has_extra()) [[unlikely]]
+        prepare_extra(req, r, options, p);
     return p;
 }
 
