@@ -17,6 +17,7 @@
 #include "vela/net/readiness.hpp"
 #include "vela/reactor/block_on.hpp"
 #include "vela/reactor/loop.hpp"
+#include "vela/redis_store.hpp"
 #include "vela/server/server.hpp"
 #include "vela/server/stream.hpp"
 #include "vela/server/websocket.hpp"

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "vela/base/hex.hpp"
+
 namespace vela::db::pg {
 
 namespace {
@@ -159,21 +161,8 @@ bool format_timestamp(std::int64_t micros, std::string& out) {
 }
 
 std::optional<std::string> decode_bytea(std::string_view s) {
-    if (s.size() < 2 || s[0] != '\\' || s[1] != 'x' || s.size() % 2 != 0) return std::nullopt;
-    auto hex = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    };
-    std::string out;
-    out.resize((s.size() - 2) / 2);
-    for (std::size_t i = 2, o = 0; i < s.size(); i += 2, ++o) {
-        int hi = hex(s[i]), lo = hex(s[i + 1]);
-        if (hi < 0 || lo < 0) return std::nullopt;
-        out[o] = static_cast<char>(hi << 4 | lo);
-    }
-    return out;
+    if (!s.starts_with("\\x")) return std::nullopt;
+    return hex_decode(s.substr(2));
 }
 
 std::optional<std::int64_t> parse_integer(std::string_view s) noexcept {

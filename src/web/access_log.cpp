@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "vela/base/hex.hpp"
 #include "vela/base/log.hpp"
 #include "vela/web/request_id.hpp"
 
@@ -64,12 +65,7 @@ struct Writer {
         p += s.size();
     }
     void put_uint(std::uint64_t v) noexcept { p = std::to_chars(p, p + 20, v).ptr; }
-    void put_hex(unsigned char c) noexcept {
-        static constexpr char kHex[] = "0123456789abcdef";
-        p[0] = kHex[c >> 4];
-        p[1] = kHex[c & 15];
-        p += 2;
-    }
+    void put_hex(unsigned char c) noexcept { p = hex_byte(p, c); }
 
     // Text formats: what Apache does for %r and %{...}i: '"' and '\' backslashed, bytes
     // outside printable ASCII as \xhh, so a client cannot end a field or start a new line.

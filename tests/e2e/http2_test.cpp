@@ -25,6 +25,7 @@
 #include "client.hpp"
 #include "process.hpp"
 #include "sound.hpp"
+#include "support/curl.hpp"
 #include "tls/certs.hpp"
 #include "vela/vela.hpp"
 
@@ -133,50 +134,7 @@ struct Rules {
 
 // ---- curl ----------------------------------------------------------------------------------
 
-struct Reply {
-    int status = 0;
-    std::string version;                         // "HTTP/2"
-    std::map<std::string, std::string> headers;  // names lower-cased
-    std::string body;
-    bool upgraded = false;  // a 101 came first
-    std::string raw;
-};
-
-// Parses `curl -i` output: interim heads (the 101 of an Upgrade) are skipped.
-Reply parse_curl(const std::string& out) {
-    Reply r;
-    r.raw = out;
-    std::size_t pos = 0;
-    while (out.compare(pos, 5, "HTTP/") == 0) {
-        const std::size_t end = out.find("\r\n\r\n", pos);
-        if (end == std::string::npos) return r;
-        const std::string head = out.substr(pos, end - pos);
-        const std::size_t sp = head.find(' ');
-        r.version = head.substr(0, sp);
-        r.status = std::atoi(head.c_str() + sp + 1);
-        r.headers.clear();
-        std::size_t lp = head.find("\r\n");
-        while (lp != std::string::npos) {
-            const std::size_t le = head.find("\r\n", lp + 2);
-            const std::string line =
-                head.substr(lp + 2, le == std::string::npos ? std::string::npos : le - lp - 2);
-            const std::size_t colon = line.find(':');
-            if (colon != std::string::npos) {
-                std::string name = line.substr(0, colon);
-                for (char& c : name) c = lower_ascii(c);
-                std::string value = line.substr(colon + 1);
-                while (!value.empty() && value.front() == ' ') value.erase(0, 1);
-                r.headers[name] = value;
-            }
-            lp = le;
-        }
-        pos = end + 4;
-        if (r.status >= 200) break;
-        if (r.status == 101) r.upgraded = true;
-    }
-    r.body = out.substr(pos);
-    return r;
-}
+using Reply = test::CurlReply;
 
 // The two ways to reach HTTP/2 on a plain port.
 const std::vector<std::string> kModes = {"--http2-prior-knowledge", "--http2"};
@@ -185,7 +143,7 @@ Reply curl(std::uint16_t port, const std::string& mode, const std::string& args,
            const std::string& path) {
     Ran r = run_command("timeout 20 curl -s -i " + mode + " " + args +
                         " 'http://127.0.0.1:" + std::to_string(port) + path + "'");
-    return parse_curl(r.out);
+    return test::parse_curl_i(r.out);
 }
 
 long rss_kb() {

@@ -26,6 +26,7 @@
 #include "client.hpp"
 #include "process.hpp"
 #include "sound.hpp"
+#include "support/http_response.hpp"
 #include "vela/vela.hpp"
 
 #ifndef VELA_SOURCE_DIR
@@ -186,13 +187,6 @@ std::string probe_cmd(std::uint16_t port, std::string_view scenario, std::string
 
 // The HTTP/1.1 and HTTP/2 (prior knowledge) curl modes every SSE test runs in.
 const std::vector<std::string> kModes = {"--http1.1", "--http2-prior-knowledge"};
-
-// Splits `curl -i` output into its head and body.
-std::pair<std::string, std::string> head_and_body(const std::string& out) {
-    const std::size_t end = out.find("\r\n\r\n");
-    if (end == std::string::npos) return {out, {}};
-    return {out.substr(0, end + 2), out.substr(end + 4)};
-}
 
 // Reads from `fd` into `buf` until `done(buf)` or EOF or `within` passes; false unless done.
 template <class Done>
@@ -428,7 +422,7 @@ TEST_F(SseE2e, FieldsAreFormattedExactlyAndLastEventIdReachesTheHandler) {
         SCOPED_TRACE(mode);
         Child curl(curl_cmd(port, mode, "/sse/format", "-s -N -i -H 'Last-Event-ID: 41'"));
         ASSERT_EQ(curl.finish(), 0) << curl.out();
-        const auto [head, body] = head_and_body(curl.out());
+        const auto [head, body] = test::split_head(curl.out());
         EXPECT_TRUE(head.starts_with(mode == "--http1.1" ? "HTTP/1.1 200" : "HTTP/2 200")) << head;
         EXPECT_TRUE(icontains(head, "\ncontent-type: text/event-stream")) << head;
         EXPECT_TRUE(icontains(head, "\ncache-control: no-cache\r\n")) << head;

@@ -30,6 +30,7 @@
 #include "e2e/client.hpp"
 #include "e2e/process.hpp"
 #include "e2e/sound.hpp"
+#include "support/curl.hpp"
 #include "tls/certs.hpp"
 #include "vela/files/file_cache.hpp"
 #include "vela/files/static_files.hpp"
@@ -143,55 +144,7 @@ std::string sh_quote(std::string_view s) {
     return out;
 }
 
-struct Reply {
-    int status = 0;
-    std::string version;                         // "HTTP/1.1", "HTTP/2"
-    std::map<std::string, std::string> headers;  // names lower-cased
-    std::string body;
-    std::string raw;
-
-    std::string header(const std::string& name) const {
-        auto it = headers.find(name);
-        return it == headers.end() ? std::string() : it->second;
-    }
-    bool has(const std::string& name) const { return headers.count(name) != 0; }
-};
-
-// Parses `curl -i` output (interim heads skipped).
-Reply parse_curl(const std::string& out) {
-    Reply r;
-    r.raw = out.substr(0, std::min<std::size_t>(out.size(), 2048));
-    std::size_t pos = 0;
-    while (out.compare(pos, 5, "HTTP/") == 0) {
-        const std::size_t end = out.find("\r\n\r\n", pos);
-        if (end == std::string::npos) return r;
-        const std::string head = out.substr(pos, end - pos);
-        const std::size_t sp = head.find(' ');
-        r.version = head.substr(0, sp);
-        r.status = std::atoi(head.c_str() + sp + 1);
-        r.headers.clear();
-        std::size_t lp = head.find("\r\n");
-        while (lp != std::string::npos) {
-            const std::size_t le = head.find("\r\n", lp + 2);
-            const std::string line =
-                head.substr(lp + 2, le == std::string::npos ? std::string::npos : le - lp - 2);
-            const std::size_t colon = line.find(':');
-            if (colon != std::string::npos) {
-                std::string name = line.substr(0, colon);
-                for (char& c : name) c = lower_ascii(c);
-                std::string value = line.substr(colon + 1);
-                while (!value.empty() && value.front() == ' ') value.erase(0, 1);
-                while (!value.empty() && value.back() == ' ') value.pop_back();
-                r.headers[name] = value;
-            }
-            lp = le;
-        }
-        pos = end + 4;
-        if (r.status >= 200) break;
-    }
-    r.body = out.substr(pos);
-    return r;
-}
+using Reply = test::CurlReply;
 
 // `curl -s -i <options> [-H h]... <url>`.
 Reply curl(const std::string& url, const std::vector<std::string>& headers = {},
@@ -199,7 +152,7 @@ Reply curl(const std::string& url, const std::vector<std::string>& headers = {},
     std::string cmd = "timeout 30 curl -s -i " + options;
     for (const std::string& h : headers) cmd += " -H " + sh_quote(h);
     cmd += " " + sh_quote(url);
-    return parse_curl(run_command(cmd).out);
+    return test::parse_curl_i(run_command(cmd).out, 2048);
 }
 
 std::string http_url(std::uint16_t port, std::string_view path) {

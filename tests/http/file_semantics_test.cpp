@@ -21,9 +21,9 @@
 #include <string>
 #include <string_view>
 
+#include "support/parsed_request.hpp"
 #include "vela/files/file_cache.hpp"
 #include "vela/http/request.hpp"
-#include "vela/http/request_parser.hpp"
 #include "vela/http/response.hpp"
 
 namespace vela {
@@ -31,25 +31,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A request parsed from `raw` (kept alive with it).
-struct Parsed {
-    std::string raw;
-    ParserLimits limits;
-    RequestParser parser{&limits};
-    Request req;
-
-    explicit Parsed(std::string bytes) : raw(std::move(bytes)) {
-        EXPECT_EQ(parser.parse(raw.data(), raw.size(), req), ParseResult::complete) << raw;
-    }
-    Parsed(const Parsed&) = delete;
-    Parsed& operator=(const Parsed&) = delete;
-};
+using Parsed = test::ParsedRequest;
 
 // "GET / HTTP/1.1" with Host and the given extra header lines (each ending in \r\n).
 std::string get(std::string_view extra = {}, std::string_view method = "GET") {
-    std::string s(method);
-    s.append(" /file HTTP/1.1\r\nHost: example.com\r\n").append(extra).append("\r\n");
-    return s;
+    return test::request_head(extra, "/file", method);
 }
 
 // The bytes a FileBody stands for: part heads, file stretches, tail.

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "support/parsed_request.hpp"
+
 namespace vela {
 
 // Readable names in failure messages (found by argument-dependent lookup).
@@ -457,15 +459,7 @@ TEST(RequestParserTableSelf, HasEnoughDistinctRows) {
 
 // --- Behaviour that is not a single request's outcome. ---
 
-struct Parsed {
-    std::string bytes;
-    ParserLimits limits;
-    RequestParser parser{&limits};
-    Request req;
-    explicit Parsed(std::string b) : bytes(std::move(b)) {}
-    ParseResult parse(std::size_t n) { return parser.parse(bytes.data(), n, req); }
-    ParseResult parse() { return parse(bytes.size()); }
-};
+using Parsed = test::RawRequest;
 
 TEST(RequestParser, ExpectContinueIsKnownOnceTheHeadIsIn) {
     const std::string head =
@@ -501,8 +495,8 @@ TEST(RequestParser, PipelinedRequestsParseOneAfterAnother) {
         "GET /c HTTP/1.1\r\nHost: h\r\n\r\n");
     std::vector<std::string> seen;
     std::size_t off = 0;
-    while (off < p.bytes.size()) {
-        ASSERT_EQ(p.parser.parse(p.bytes.data() + off, p.bytes.size() - off, p.req),
+    while (off < p.raw.size()) {
+        ASSERT_EQ(p.parser.parse(p.raw.data() + off, p.raw.size() - off, p.req),
                   ParseResult::complete);
         seen.push_back(std::string(p.req.path()) + ":" + std::string(p.req.body()));
         off += p.parser.consumed();
@@ -575,8 +569,8 @@ TEST(RequestParser, StartedOnceAnyByteIsSeen) {
 TEST(RequestParser, FieldsAreZeroCopyViewsInArrivalOrder) {
     Parsed p("GET /a?b=c HTTP/1.1\r\nHost: h\r\nX-One:  1 \r\nx-two: 2\r\n\r\n");
     ASSERT_EQ(p.parse(), ParseResult::complete);
-    const char* begin = p.bytes.data();
-    const char* end = begin + p.bytes.size();
+    const char* begin = p.raw.data();
+    const char* end = begin + p.raw.size();
     auto inside = [&](std::string_view v) {
         return v.data() >= begin && v.data() + v.size() <= end;
     };
@@ -595,8 +589,8 @@ TEST(RequestParser, ChunkedBodyIsDecodedInPlaceAfterTheHead) {
     Parsed p(head + "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\nGET");
     ASSERT_EQ(p.parse(), ParseResult::complete);
     EXPECT_EQ(p.req.body(), "abcde");
-    EXPECT_EQ(p.req.body().data(), p.bytes.data() + head.size());
-    EXPECT_EQ(p.parser.consumed(), p.bytes.size() - 3);  // the next request's bytes stay
+    EXPECT_EQ(p.req.body().data(), p.raw.data() + head.size());
+    EXPECT_EQ(p.parser.consumed(), p.raw.size() - 3);  // the next request's bytes stay
 }
 
 // Regression: re-reading the head after the buffer moved must not restart the chunked

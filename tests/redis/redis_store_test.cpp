@@ -8,7 +8,7 @@
 
 #include "db/servers.hpp"
 #include "redis/run.hpp"
-#include "vela/web/redis_store.hpp"
+#include "vela/redis_store.hpp"
 
 namespace vela {
 namespace {

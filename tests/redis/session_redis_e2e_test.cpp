@@ -11,8 +11,8 @@
 #include "e2e/client.hpp"
 #include "e2e/session_routes.hpp"
 #include "redis/run.hpp"
+#include "vela/redis_store.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/redis_store.hpp"
 
 namespace vela {
 namespace {

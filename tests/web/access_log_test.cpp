@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "log_capture.hpp"
-#include "vela/http/request_parser.hpp"
+#include "support/parsed_request.hpp"
 #include "vela/web/request_id.hpp"
 
 namespace vela {
@@ -44,19 +44,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// A request parsed from `raw` (kept alive with it: the Request's fields are views into it).
-struct Parsed {
-    std::string raw;
-    ParserLimits limits;
-    RequestParser parser{&limits};
-    Request req;
-
-    explicit Parsed(std::string bytes) : raw(std::move(bytes)) {
-        EXPECT_EQ(parser.parse(raw.data(), raw.size(), req), ParseResult::complete) << raw;
-    }
-    Parsed(const Parsed&) = delete;
-    Parsed& operator=(const Parsed&) = delete;
-};
+using Parsed = test::ParsedRequest;
 
 // 2026-12-01T16:12:39.123Z
 AccessLogEntry fixed_entry() {

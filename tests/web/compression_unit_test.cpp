@@ -3,8 +3,6 @@
 // and streamed bodies), and the before hook returned by request_decompression().
 #include "vela/web/compression.hpp"
 
-#include <strings.h>
-
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -18,9 +16,10 @@
 #include <string_view>
 #include <vector>
 
+#include "support/http_response.hpp"
+#include "support/parsed_request.hpp"
 #include "vela/compress/codec.hpp"
 #include "vela/files/file_cache.hpp"
-#include "vela/http/request_parser.hpp"
 
 namespace vela {
 namespace {
@@ -28,24 +27,9 @@ namespace {
 using compress::Coding;
 namespace fs = std::filesystem;
 
-// A request parsed from `raw` (kept alive with it: the Request's fields are views into it).
-struct Parsed {
-    std::string raw;
-    ParserLimits limits;
-    RequestParser parser{&limits};
-    Request req;
+using Parsed = test::ParsedRequest;
 
-    explicit Parsed(std::string bytes) : raw(std::move(bytes)) {
-        EXPECT_EQ(parser.parse(raw.data(), raw.size(), req), ParseResult::complete) << raw;
-    }
-    Parsed(const Parsed&) = delete;
-    Parsed& operator=(const Parsed&) = delete;
-};
-
-std::string get(std::string_view extra = {}) {
-    std::string s("GET /x HTTP/1.1\r\nHost: example.com\r\n");
-    return s.append(extra).append("\r\n");
-}
+std::string get(std::string_view extra = {}) { return test::request_head(extra); }
 
 std::string post(std::string_view extra, std::string_view body) {
     std::string s("POST /x HTTP/1.1\r\nHost: example.com\r\nContent-Length: ");
@@ -69,16 +53,7 @@ std::string decoded(Coding c, std::string_view in) {
 }
 
 std::size_t count_headers(const Response& r, std::string_view name) {
-    std::size_t n = 0;
-    std::string_view rest = r.header_block();
-    while (!rest.empty()) {
-        const std::size_t eol = rest.find("\r\n");
-        const std::string_view line = rest.substr(0, eol);
-        rest.remove_prefix(eol + 2);
-        const std::size_t colon = line.find(':');
-        if (colon == name.size() && strncasecmp(line.data(), name.data(), name.size()) == 0) ++n;
-    }
-    return n;
+    return test::count_header_lines(r.header_block(), name);
 }
 
 std::string drain(Response& r) {

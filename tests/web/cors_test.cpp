@@ -3,8 +3,6 @@
 // network), the headers added to other responses, Vary, and the Hooks conversion.
 #include "vela/web/cors.hpp"
 
-#include <strings.h>
-
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -12,6 +10,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "support/http_response.hpp"
 
 namespace vela {
 namespace {
@@ -38,16 +38,7 @@ Fields preflight_fields(std::string origin, std::string method = "PUT", std::str
 }
 
 std::size_t count(const Response& r, std::string_view name) {
-    std::size_t n = 0;
-    std::string_view rest = r.header_block();
-    while (!rest.empty()) {
-        const std::size_t eol = rest.find("\r\n");
-        const std::string_view line = rest.substr(0, eol);
-        rest.remove_prefix(eol + 2);
-        const std::size_t colon = line.find(':');
-        if (colon == name.size() && strncasecmp(line.data(), name.data(), name.size()) == 0) ++n;
-    }
-    return n;
+    return test::count_header_lines(r.header_block(), name);
 }
 
 bool has_cors_headers(const Response& r) {

@@ -13,30 +13,18 @@
 #include <thread>
 #include <vector>
 
+#include "vela/base/hex.hpp"
+
 namespace vela::crypto {
 namespace {
 
-std::string hex(const unsigned char* p, std::size_t n) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out;
-    for (std::size_t i = 0; i < n; ++i) {
-        out += kDigits[p[i] >> 4];
-        out += kDigits[p[i] & 15];
-    }
-    return out;
-}
-std::string hex(const Digest& d) { return hex(d.data(), d.size()); }
-std::string hex(std::string_view s) {
-    return hex(reinterpret_cast<const unsigned char*>(s.data()), s.size());
+std::string hex(std::string_view s) { return hex_encode(s); }
+std::string hex(const Digest& d) {
+    return hex_encode({reinterpret_cast<const char*>(d.data()), d.size()});
 }
 
-std::string unhex(std::string_view h) {
-    std::string out;
-    auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-    for (std::size_t i = 0; i + 1 < h.size(); i += 2)
-        out += static_cast<char>(nibble(h[i]) * 16 + nibble(h[i + 1]));
-    return out;
-}
+// The test vectors' bytes (written in hex in the RFCs).
+std::string unhex(std::string_view h) { return hex_decode(h).value(); }
 
 TEST(Crypto, Sha256KnownAnswers) {
     EXPECT_EQ(hex(sha256("abc")),

@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "e2e/process.hpp"
+#include "support/parsed_request.hpp"
 #include "tls/certs.hpp"
 #include "vela/crypto/crypto.hpp"
-#include "vela/http/request_parser.hpp"
 #include "vela/json/json.hpp"
 
 namespace vela {
@@ -670,22 +670,10 @@ TEST(Jwt, VerifyWithoutKeysThrows) {
 
 // ---- The middleware, called directly -----------------------------------------------------------
 
-struct Parsed {
-    std::string raw;
-    ParserLimits limits;
-    RequestParser parser{&limits};
-    Request req;
-
-    explicit Parsed(std::string bytes) : raw(std::move(bytes)) {
-        EXPECT_EQ(parser.parse(raw.data(), raw.size(), req), ParseResult::complete) << raw;
-    }
-    Parsed(const Parsed&) = delete;
-    Parsed& operator=(const Parsed&) = delete;
-};
+using Parsed = test::ParsedRequest;
 
 std::string get(std::string_view extra = {}, std::string_view target = "/x") {
-    std::string s = "GET " + std::string(target) + " HTTP/1.1\r\nHost: example.com\r\n";
-    return s.append(extra).append("\r\n");
+    return test::request_head(extra, target);
 }
 
 TEST(JwtAuth, ValidTokenStoresTheClaims) {

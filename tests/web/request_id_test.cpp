@@ -11,26 +11,14 @@
 #include <thread>
 #include <vector>
 
-#include "vela/http/request_parser.hpp"
+#include "support/parsed_request.hpp"
 
 namespace vela {
 namespace {
 
-// A request parsed from `raw` (kept alive with it: the Request's fields are views into it).
-struct Parsed {
-    std::string raw;
-    ParserLimits limits;
-    RequestParser parser{&limits};
-    Request req;
-
-    explicit Parsed(std::string_view headers = {})
-        : raw(std::string("GET /x HTTP/1.1\r\nHost: example.com\r\n")
-                  .append(headers)
-                  .append("\r\n")) {
-        EXPECT_EQ(parser.parse(raw.data(), raw.size(), req), ParseResult::complete) << raw;
-    }
-    Parsed(const Parsed&) = delete;
-    Parsed& operator=(const Parsed&) = delete;
+// A GET with `headers` (lines ending in CRLF), parsed.
+struct Parsed : test::ParsedRequest {
+    explicit Parsed(std::string_view headers = {}) : ParsedRequest(test::request_head(headers)) {}
 };
 
 bool generated_shape(std::string_view id) {

@@ -3,8 +3,6 @@
 // handler set first.
 #include "vela/web/security_headers.hpp"
 
-#include <strings.h>
-
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -12,20 +10,13 @@
 #include <string_view>
 #include <vector>
 
+#include "support/http_response.hpp"
+
 namespace vela {
 namespace {
 
 std::size_t count(const Response& r, std::string_view name) {
-    std::size_t n = 0;
-    std::string_view rest = r.header_block();
-    while (!rest.empty()) {
-        const std::size_t eol = rest.find("\r\n");
-        const std::string_view line = rest.substr(0, eol);
-        rest.remove_prefix(eol + 2);
-        const std::size_t colon = line.find(':');
-        if (colon == name.size() && strncasecmp(line.data(), name.data(), name.size()) == 0) ++n;
-    }
-    return n;
+    return test::count_header_lines(r.header_block(), name);
 }
 
 struct Conn {
