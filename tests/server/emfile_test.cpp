@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -11,20 +12,52 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "vela/net/socket.hpp"
 #include "vela/vela.hpp"
 
 namespace {
 
-int open_fd_count() {
-    int n = 0;
+// The highest open descriptor number (-1: none).
+int highest_open_fd() {
+    int highest = -1;
     DIR* d = ::opendir("/proc/self/fd");
-    while (::readdir(d)) ++n;
+    const int own = ::dirfd(d);
+    while (const dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        const int fd = std::atoi(e->d_name);
+        if (fd != own) highest = std::max(highest, fd);
+    }
     ::closedir(d);
-    return n - 3;  // ".", "..", and the DIR's own fd
+    return highest;
+}
+
+// Makes exactly `spare` descriptors available under RLIMIT_NOFILE. The limit bounds descriptor
+// numbers, not how many are open, and earlier tests in the same process leave holes below
+// their highest descriptor: each hole below the limit would be one more free descriptor. So
+// every hole is filled with /dev/null first (open() takes the lowest free number), and the
+// limit set just above the highest descriptor. `fillers` gets them, to close once the limit is
+// lifted again. False when setrlimit fails.
+bool leave_only_free_descriptors(int spare, std::vector<int>& fillers) {
+    const int highest = highest_open_fd();
+    for (;;) {
+        const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) break;   // the limit is reached already: no hole left either
+        if (fd > highest) {  // no hole below the highest descriptor any more
+            ::close(fd);
+            break;
+        }
+        fillers.push_back(fd);
+    }
+    rlimit low;
+    getrlimit(RLIMIT_NOFILE, &low);
+    low.rlim_cur = static_cast<rlim_t>(highest + 1 + spare);
+    return setrlimit(RLIMIT_NOFILE, &low) == 0;
 }
 
 double process_cpu_seconds() {
@@ -80,9 +113,9 @@ TEST(Emfile, ShedsConnectionsWithoutSpinningAndRecovers) {
     ASSERT_EQ(::pipe(go), 0);
     rlimit saved;
     getrlimit(RLIMIT_NOFILE, &saved);
-    rlimit low = saved;
-    low.rlim_cur = static_cast<rlim_t>(open_fd_count() + 6);  // room for a few connections only
-    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+    // Room for a few connections only, whatever descriptors earlier tests left open.
+    std::vector<int> fillers;
+    ASSERT_TRUE(leave_only_free_descriptors(6, fillers));
 
     pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
@@ -104,6 +137,7 @@ TEST(Emfile, ShedsConnectionsWithoutSpinningAndRecovers) {
     ::waitpid(pid, &status, 0);
     ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
     for (int fd : {report[0], report[1], go[0], go[1]}) ::close(fd);
+    for (int fd : fillers) ::close(fd);
 
     // With descriptors back, the server answers again.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
