@@ -13,7 +13,6 @@
 #include "vela/base/log.hpp"
 #include "vela/web/extract.hpp"
 #include "vela/web/http_error.hpp"
-#include "vela/web/request_id.hpp"
 
 namespace vela {
 
@@ -398,7 +397,7 @@ Response exception_answer(const App& app, std::exception_ptr e, const Request& r
     } catch (...) {
     }
     // The target as received: the decoded path may hold CR/LF (%0d%0a) and fake log lines.
-    const std::string_view id = request_id(req);
+    const std::string_view id = req.attribute(kRequestIdAttribute).value_or(std::string_view());
     if (log::format() == log::Format::json)  // the request's parts as members of the line
         log::write(log::Level::error, "unhandled exception",
                    {{"method", req.method_name()},

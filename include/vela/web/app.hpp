@@ -18,8 +18,8 @@
 // middleware becomes a 500 (its message is only shown with debug_errors) and is logged.
 //
 // App is routing and lifecycle. Metrics, health endpoints and the OpenAPI document are
-// installed on it by free functions in their own headers (vela::metrics(app) in
-// vela/web/metrics.hpp, vela::health(app) in health.hpp, vela::openapi_spec(app) in openapi.hpp,
+// installed on it by free functions of the ops module (vela::metrics(app) in
+// vela/ops/metrics.hpp, vela::health(app) in health.hpp, vela::openapi_spec(app) in openapi.hpp,
 // vela::openapi_ui(app) in openapi_ui.hpp), through two extension points: detail::Extension
 // (state the App owns, told when the app prepares to serve) and detail::Observer (sees every
 // request dispatch handles; with none installed a request pays one predictable branch).
