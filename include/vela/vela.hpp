@@ -24,6 +24,7 @@
 #include "vela/middleware/security_headers.hpp"
 #include "vela/middleware/session.hpp"
 #include "vela/net/readiness.hpp"
+#include "vela/ops/config.hpp"
 #include "vela/ops/health.hpp"
 #include "vela/ops/metrics.hpp"
 #include "vela/ops/openapi.hpp"
