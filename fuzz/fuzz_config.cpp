@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vela/web/config.hpp"
+#include "vela/ops/config.hpp"
 
 namespace fuzz {
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "vela/http/request.hpp"
-#include "vela/web/proxy.hpp"
+#include "vela/middleware/proxy.hpp"
 
 namespace {
 

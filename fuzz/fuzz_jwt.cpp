@@ -20,7 +20,7 @@
 
 #include "vela/crypto/crypto.hpp"
 #include "vela/json/json.hpp"
-#include "vela/web/jwt.hpp"
+#include "vela/middleware/jwt.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 
 #include "vela/crypto/crypto.hpp"
 #include "vela/http/request_parser.hpp"
-#include "vela/web/access_log.hpp"
-#include "vela/web/request_id.hpp"
+#include "vela/middleware/access_log.hpp"
+#include "vela/middleware/request_id.hpp"
 
 namespace {
 

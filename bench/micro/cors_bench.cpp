@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "vela/web/cors.hpp"
-#include "vela/web/proxy.hpp"
-#include "vela/web/security_headers.hpp"
+#include "vela/middleware/cors.hpp"
+#include "vela/middleware/proxy.hpp"
+#include "vela/middleware/security_headers.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "vela/http/request.hpp"
-#include "vela/web/jwt.hpp"
+#include "vela/middleware/jwt.hpp"
 
 namespace {
 

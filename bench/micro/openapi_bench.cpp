@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "vela/ops/openapi.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/openapi.hpp"
 
 namespace bench_oa {
 

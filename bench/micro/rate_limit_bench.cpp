@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "vela/web/rate_limit.hpp"
+#include "vela/middleware/rate_limit.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "vela/crypto/crypto.hpp"
-#include "vela/web/session.hpp"
+#include "vela/middleware/session.hpp"
 
 namespace {
 

@@ -441,8 +441,8 @@ int main(int argc, char** argv) {
     // The file's server, limits, timeouts and log settings, and its listeners (when it names
     // any); the [todo] table was read above and is claimed here so run() knows it is used.
     const bool file_listeners = !config->listeners().empty();
-    app.apply(std::move(*config));
-    app.config<Settings>("todo");
+    vela::apply_config(app, std::move(*config));
+    vela::config<Settings>(app, "todo");
     // Operations: the OpenAPI document and Swagger UI, metrics with the database pool,
     // liveness and readiness, and a log line for any handler that holds its loop over 200 ms.
     vela::openapi_spec(

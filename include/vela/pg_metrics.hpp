@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "vela/db/postgres.hpp"
-#include "vela/web/metrics.hpp"
+#include "vela/ops/metrics.hpp"
 
 namespace vela {
 

@@ -23,8 +23,8 @@
 #include <string_view>
 #include <utility>
 
+#include "vela/middleware/session.hpp"
 #include "vela/redis/client.hpp"
-#include "vela/web/session.hpp"
 
 namespace vela {
 

@@ -13,7 +13,6 @@
 #include "vela/base/log.hpp"
 #include "vela/web/extract.hpp"
 #include "vela/web/http_error.hpp"
-#include "vela/web/request_id.hpp"
 
 namespace vela {
 
@@ -398,7 +397,7 @@ Response exception_answer(const App& app, std::exception_ptr e, const Request& r
     } catch (...) {
     }
     // The target as received: the decoded path may hold CR/LF (%0d%0a) and fake log lines.
-    const std::string_view id = request_id(req);
+    const std::string_view id = req.attribute(kRequestIdAttribute).value_or(std::string_view());
     if (log::format() == log::Format::json)  // the request's parts as members of the line
         log::write(log::Level::error, "unhandled exception",
                    {{"method", req.method_name()},
@@ -420,6 +419,17 @@ HttpHandler& handler(App& app) {
 }
 
 const std::deque<openapi::RouteDoc>& route_docs(const App& app) noexcept { return app.route_docs_; }
+
+void replace_listeners(App& app, const std::vector<Listener>& listeners, const char* what) {
+    app.check_not_started(what);
+    app.listen_.clear();
+    app.listen_tls_.clear();
+    app.listen_error_.clear();
+    for (const Listener& l : listeners) {
+        app.listen_.push_back(l.endpoint);
+        app.listen_tls_.push_back(l.tls);
+    }
+}
 
 void observe(App& app, Observer& o, const char* what) {
     app.check_not_started(what);
@@ -573,7 +583,6 @@ void App::prepare() {
 // The mutex keeps a server alive while stop() uses it; the replaced one (a restart) is
 // destroyed outside the lock.
 void App::make_server() {
-    check_sections();
     if (!listen_error_.empty())
         throw net::ListenError(std::make_error_code(std::errc::invalid_argument), listen_error_);
     // Certificates first: a bad file is reported before any port is opened.
@@ -590,14 +599,28 @@ void App::make_server() {
     }
 }
 
+// The extensions' last word before the server is made: the thread count they choose when the
+// caller left it to them.
+unsigned App::start_extensions(unsigned threads) {
+    for (const std::unique_ptr<detail::Extension>& e : extensions_) e->starting(*this, threads);
+    return threads;
+}
+
 int App::run(unsigned threads) {
     int rc = 1;
+    bool extensions_ready = false;
     try {
-        make_server();
-        rc = server_->run(threads ? threads : threads_);
-    } catch (const net::ListenError& e) {  // a port in use, a bad path, ...: one line, no abort
+        threads = start_extensions(threads);
+        extensions_ready = true;
+    } catch (const std::exception& e) {  // a configuration table nobody read, ...
         log::error("{}", e.what());
-    } catch (const ConfigError& e) {  // a configuration table nobody read
+    }
+    try {
+        if (extensions_ready) {
+            make_server();
+            rc = server_->run(threads);
+        }
+    } catch (const net::ListenError& e) {  // a port in use, a bad path, ...: one line, no abort
         log::error("{}", e.what());
     } catch (const TlsError& e) {  // a missing certificate, a key that does not match, ...
         log::error("{}", e.what());
@@ -610,8 +633,9 @@ int App::run(unsigned threads) {
 }
 
 void App::start(unsigned threads) {
+    threads = start_extensions(threads);
     make_server();
-    server_->start(threads ? threads : threads_);
+    server_->start(threads);
 }
 
 void App::stop() {

@@ -12,7 +12,7 @@
 #include "vela/db/db.hpp"
 #include "vela/json/codec.hpp"
 #include "vela/json/value.hpp"
-#include "vela/web/health.hpp"
+#include "vela/ops/health.hpp"
 
 namespace vela::e2e {
 namespace {

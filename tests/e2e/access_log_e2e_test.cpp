@@ -28,8 +28,8 @@
 
 #include "e2e/client.hpp"
 #include "e2e/process.hpp"
-#include "vela/web/access_log.hpp"
-#include "vela/web/request_id.hpp"
+#include "vela/middleware/access_log.hpp"
+#include "vela/middleware/request_id.hpp"
 
 namespace vela::e2e {
 namespace {

@@ -30,8 +30,8 @@
 #include "process.hpp"
 #include "sound.hpp"
 #include "tls/certs.hpp"
+#include "vela/middleware/compression.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/compression.hpp"
 
 namespace vela::e2e {
 namespace {

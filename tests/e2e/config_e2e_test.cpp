@@ -4,13 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "e2e/client.hpp"
 #include "e2e/process.hpp"
 #include "tls/certs.hpp"
+#include "vela/ops/config.hpp"
+#include "vela/ops/metrics.hpp"
+#include "vela/web/app.hpp"
 
 namespace vela::e2e {
 namespace {
@@ -70,8 +75,8 @@ void add_routes(App& app, const Greeter& g) {
 TEST(ConfigE2E, ServerFromAFileAppliesItsLimitOverARealSocket) {
     ConfigFile file(kFile);
     App app;
-    app.load_config(file.path());
-    add_routes(app, app.config<Greeter>("greeter"));
+    load_config(app, file.path());
+    add_routes(app, config<Greeter>(app, "greeter"));
     EXPECT_EQ(app.options().limits.max_body, 1024u);
     EXPECT_EQ(app.options().idle_timeout, std::chrono::seconds(5));
     app.start();
@@ -102,9 +107,9 @@ TEST(ConfigE2E, ServerFromAFileAppliesItsLimitOverARealSocket) {
 TEST(ConfigE2E, EnvironmentOverridesTheFile) {
     ConfigFile file(kFile);
     App app;
-    app.apply(Config::load(file.path(),
-                           {{"VELA_LIMITS_MAX_BODY", "10"}, {"VELA_GREETER_GREETING", "yo"}}));
-    add_routes(app, app.config<Greeter>("greeter"));
+    apply_config(app, Config::load(file.path(), {{"VELA_LIMITS_MAX_BODY", "10"},
+                                                 {"VELA_GREETER_GREETING", "yo"}}));
+    add_routes(app, config<Greeter>(app, "greeter"));
     app.start();
     Client c = Client::tcp(app.port());
     ASSERT_TRUE(c.send(request_with_body("POST", "/echo", "01234567890")));
@@ -123,8 +128,8 @@ TEST(ConfigE2E, EnvironmentOverridesTheFile) {
 TEST(ConfigE2E, UnreadSectionStopsStartAndRunWithOneLine) {
     ConfigFile file(std::string(kFile) + "\n[greter]\nrepeat = 3\n");
     App app;
-    app.load_config(file.path());
-    add_routes(app, app.config<Greeter>("greeter"));
+    load_config(app, file.path());
+    add_routes(app, config<Greeter>(app, "greeter"));
     try {
         app.start();
         FAIL() << "started";
@@ -133,7 +138,7 @@ TEST(ConfigE2E, UnreadSectionStopsStartAndRunWithOneLine) {
                   file.path() +
                       ":16: [greter]: no section of that name is read (vela reads server, "
                       "timeouts, limits, http2, websocket, sse, log; the application read "
-                      "greeter with app.config<T>())");
+                      "greeter with vela::config<T>())");
     }
     EXPECT_EQ(app.run(), 1);  // logged, not thrown
 }
@@ -146,13 +151,13 @@ TEST(ConfigE2E, UnixSocketListenerAndLogSettings) {
     const log::Format format_before = log::format();
     const bool info_before = log::enabled(log::Level::info);
     App app;
-    app.load_config(file.path());
+    load_config(app, file.path());
     EXPECT_EQ(log::format(), log::Format::json);
     EXPECT_FALSE(log::enabled(log::Level::info));
     EXPECT_TRUE(log::enabled(log::Level::warn));
     log::set_format(format_before);
     log::set_level(info_before ? log::Level::info : log::Level::warn);
-    add_routes(app, app.config<Greeter>("greeter"));
+    add_routes(app, config<Greeter>(app, "greeter"));
     app.start(1);
     EXPECT_NE(app.port(0), 0);
     EXPECT_EQ(app.port(1), 0);  // the Unix socket
@@ -181,8 +186,8 @@ key = "{}"
                                 certs.server_ec_cert, certs.server_ec_key, certs.sni_a_cert,
                                 certs.sni_a_key));
     App app;
-    app.load_config(file.path());
-    add_routes(app, app.config<Greeter>("greeter"));
+    load_config(app, file.path());
+    add_routes(app, config<Greeter>(app, "greeter"));
     app.start(1);
     const std::string port = std::to_string(app.port());
     for (const std::string host : {"localhost", "a.test"}) {
@@ -196,11 +201,86 @@ key = "{}"
     app.wait();
 }
 
+// Metrics for metrics_text() alone.
+MetricsOptions unrouted() {
+    MetricsOptions o;
+    o.path.clear();
+    return o;
+}
+
+// The loops an app runs, as its metrics list them (each loop reports when it starts).
+std::size_t loops_of(const App& app, std::size_t expected) {
+    std::size_t n = 0;
+    for (int i = 0; i < 200; ++i) {
+        const std::string text = metrics_text(app);
+        n = 0;
+        for (std::size_t at = text.find("vela_loop_lag_seconds{loop="); at != std::string::npos;
+             at = text.find("vela_loop_lag_seconds{loop=", at + 1))
+            ++n;
+        if (n >= expected) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return n;
+}
+
+// server.threads is what run(0)/start(0) use (the configuration's extension chooses it when the
+// app starts); a count given to start() wins over it.
+TEST(ConfigE2E, ServerThreadsChooseTheLoopsOfStartZeroOnly) {
+    ConfigFile file("[server]\nlisten = [\"127.0.0.1:0\"]\nthreads = 3\n");
+    {
+        App app;
+        load_config(app, file.path());
+        metrics(app, unrouted());
+        app.get("/", [] { return "ok"; });
+        app.start();
+        EXPECT_EQ(loops_of(app, 3), 3u);
+        Client c = Client::tcp(app.port());
+        ASSERT_TRUE(c.send(get_request("/")));
+        auto r = c.read_response();
+        ASSERT_TRUE(r) << c.error();
+        EXPECT_EQ(r->body, "ok");
+        app.stop();
+        app.wait();
+    }
+    App app;
+    load_config(app, file.path());
+    metrics(app, unrouted());
+    app.start(2);
+    EXPECT_EQ(loops_of(app, 2), 2u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(loops_of(app, 2), 2u);  // not a third one later
+    app.stop();
+    app.wait();
+}
+
+// The configuration is an App extension: found again by config(app), and like every extension
+// refused once the app has started.
+TEST(ConfigE2E, TheAppliedConfigurationIsFoundAgainAndFixedAtStart) {
+    ConfigFile file(kFile);
+    App app;
+    EXPECT_EQ(config(app), nullptr);
+    load_config(app, file.path());
+    ASSERT_NE(config(app), nullptr);
+    EXPECT_EQ(config(app)->threads(), 1u);
+    EXPECT_EQ(app.options().limits.max_body, 1024u);
+    add_routes(app, config<Greeter>(app, "greeter"));
+    app.start();
+    try {
+        load_config(app, file.path());
+        FAIL() << "applied after the start";
+    } catch (const std::logic_error& e) {
+        EXPECT_EQ(std::string(e.what()), "the configuration must be added before the app starts");
+    }
+    EXPECT_EQ(config(app)->threads(), 1u);  // the one applied before stays
+    app.stop();
+    app.wait();
+}
+
 TEST(ConfigE2E, BadValueInTheFileIsOneLine) {
     ConfigFile file("[server]\nlisten = [\"127.0.0.1:0\"]\nthreads = \"two\"\n");
     App app;
     try {
-        app.load_config(file.path());
+        load_config(app, file.path());
         FAIL() << "loaded";
     } catch (const ConfigError& e) {
         EXPECT_EQ(std::string(e.what()),

@@ -20,9 +20,9 @@
 #include "client.hpp"
 #include "process.hpp"
 #include "tls/certs.hpp"
+#include "vela/middleware/cors.hpp"
 #include "vela/testing/client.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/cors.hpp"
 
 namespace vela::e2e {
 namespace {

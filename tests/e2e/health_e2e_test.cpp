@@ -13,7 +13,7 @@
 #include "e2e/client.hpp"
 #include "vela/json/codec.hpp"
 #include "vela/json/value.hpp"
-#include "vela/web/health.hpp"
+#include "vela/ops/health.hpp"
 
 namespace vela::e2e {
 namespace {

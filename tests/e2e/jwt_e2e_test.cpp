@@ -25,8 +25,8 @@
 #include "process.hpp"
 #include "vela/crypto/crypto.hpp"
 #include "vela/json/json.hpp"
+#include "vela/middleware/jwt.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/jwt.hpp"
 
 namespace vela::e2e {
 namespace {

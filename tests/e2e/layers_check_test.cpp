@@ -64,6 +64,55 @@ TEST_F(LayersCheck, ALowerModuleIncludingAHigherOneFails) {
     EXPECT_NE(r.out.find("2 include(s) against the layering"), std::string::npos) << r.out;
 }
 
+// The App's core knows no middleware and no operations feature, and the two know nothing of
+// each other: each is plugged into the App through the web module's interfaces.
+TEST_F(LayersCheck, TheCoreIncludingMiddlewareOrOperationsFails) {
+    add_line("src/web/app.cpp", "#include \"vela/middleware/request_id.hpp\"");
+    add_line("include/vela/web/app.hpp", "#include \"vela/ops/config.hpp\"");
+    add_line("src/middleware/cors.cpp", "#include <vela/ops/metrics.hpp>");
+    add_line("src/ops/health.cpp", "#include \"ops/config_schema.hpp\"");  // its own: fine
+    const Ran r = check();
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("src/web/app.cpp:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("module web includes vela/middleware/request_id.hpp, but does not "
+                         "link vela_middleware"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("include/vela/web/app.hpp:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("module web includes vela/ops/config.hpp, but does not link vela_ops"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("module middleware includes vela/ops/metrics.hpp, but does not link "
+                         "vela_ops"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("src/ops/health.cpp"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("3 include(s) against the layering"), std::string::npos) << r.out;
+}
+
+// Bridges and the umbrella join modules: a module reaching one (even one whose parts it
+// links) is refused; only the umbrella target's own headers may include them.
+TEST_F(LayersCheck, AModuleIncludingAnUmbrellaHeaderFails) {
+    add_line("src/ops/metrics.cpp", "#include \"vela/pg_metrics.hpp\"");
+    add_line("include/vela/middleware/session.hpp", "#include <vela/redis_store.hpp>");
+    add_line("src/testing/client.cpp", "#include \"vela/vela.hpp\"");
+    const Ran r = check();
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("src/ops/metrics.cpp:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("module ops includes vela/pg_metrics.hpp, an umbrella header (only "
+                         "the vela target may)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("include/vela/middleware/session.hpp:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("module middleware includes vela/redis_store.hpp, an umbrella header"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("module testing includes vela/vela.hpp, an umbrella header"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("3 include(s) against the layering"), std::string::npos) << r.out;
+}
+
 TEST_F(LayersCheck, AnotherModulesPrivateHeaderFails) {
     add_line("src/testing/client.cpp", "#include \"server/worker.hpp\"");
     const Ran r = check();

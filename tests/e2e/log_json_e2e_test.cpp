@@ -28,8 +28,8 @@
 #include "vela/base/log.hpp"
 #include "vela/json/codec.hpp"
 #include "vela/json/value.hpp"
-#include "vela/web/access_log.hpp"
-#include "vela/web/request_id.hpp"
+#include "vela/middleware/access_log.hpp"
+#include "vela/middleware/request_id.hpp"
 
 namespace vela::e2e {
 namespace {

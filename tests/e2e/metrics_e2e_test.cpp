@@ -34,8 +34,8 @@
 #include "client.hpp"
 #include "log_capture.hpp"
 #include "process.hpp"
+#include "vela/ops/metrics.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/metrics.hpp"
 
 #ifndef VELA_SOURCE_DIR
 #error "tests/CMakeLists.txt defines VELA_SOURCE_DIR for every test binary"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "client.hpp"
+#include "vela/ops/openapi.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/openapi.hpp"
 
 namespace oa_e2e {
 

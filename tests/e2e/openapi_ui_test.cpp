@@ -22,9 +22,9 @@
 
 #include "e2e/client.hpp"
 #include "e2e/process.hpp"
+#include "vela/ops/openapi.hpp"
+#include "vela/ops/openapi_ui.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/openapi.hpp"
-#include "vela/web/openapi_ui.hpp"
 
 namespace openapi_ui_test {
 

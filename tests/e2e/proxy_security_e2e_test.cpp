@@ -14,9 +14,9 @@
 #include "client.hpp"
 #include "process.hpp"
 #include "tls/certs.hpp"
+#include "vela/middleware/proxy.hpp"
+#include "vela/middleware/security_headers.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/proxy.hpp"
-#include "vela/web/security_headers.hpp"
 
 namespace vela::e2e {
 namespace {

@@ -18,8 +18,8 @@
 
 #include "client.hpp"
 #include "process.hpp"
+#include "vela/middleware/rate_limit.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/rate_limit.hpp"
 
 namespace vela::e2e {
 namespace {

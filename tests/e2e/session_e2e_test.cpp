@@ -22,9 +22,9 @@
 #include "session_routes.hpp"
 #include "tls/certs.hpp"
 #include "vela/crypto/crypto.hpp"
+#include "vela/middleware/session.hpp"
 #include "vela/testing/client.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/session.hpp"
 
 namespace vela::e2e {
 namespace {

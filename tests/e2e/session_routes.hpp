@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "vela/middleware/session.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/session.hpp"
 
 namespace vela::e2e {
 

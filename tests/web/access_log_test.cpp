@@ -1,8 +1,8 @@
-// Tests for src/web/access_log.cpp without a server: the three line formats exactly, against
+// Tests for src/middleware/access_log.cpp without a server: the three line formats exactly, against
 // fixed entries (escaping included); the body size reported for each kind of response; the
 // hooks on parsed requests with a collecting writer; drops with a tiny queue and a blocked
 // writer; rotation by size; the lines still queued when the last copy goes.
-#include "vela/web/access_log.hpp"
+#include "vela/middleware/access_log.hpp"
 
 // The test binary gets spdlog's headers but not its usage requirements (vela_base links it
 // privately): the definitions Debian's spdlog::spdlog target would add.
@@ -36,7 +36,7 @@
 
 #include "log_capture.hpp"
 #include "support/parsed_request.hpp"
-#include "vela/web/request_id.hpp"
+#include "vela/middleware/request_id.hpp"
 
 namespace vela {
 namespace {

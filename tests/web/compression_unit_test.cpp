@@ -1,7 +1,7 @@
-// Tests for src/web/compression.cpp, calling the hooks directly (no server): the after hook
+// Tests for src/middleware/compression.cpp, calling the hooks directly (no server): the after hook
 // returned by compression() on Requests parsed from raw bytes and on Responses (string, file
 // and streamed bodies), and the before hook returned by request_decompression().
-#include "vela/web/compression.hpp"
+#include "vela/middleware/compression.hpp"
 
 #include <gtest/gtest.h>
 

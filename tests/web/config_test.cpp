@@ -1,7 +1,7 @@
 // Tests for src/web/config*.cpp: every key group read back from the options it sets, the
 // environment over the file, user sections into reflected structs, and every error class with
 // its exact one-line message (file and line, or the variable).
-#include "vela/web/config.hpp"
+#include "vela/ops/config.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Tests for src/web/cors.cpp, calling the policy directly on Requests filled by hand: option
+// Tests for src/middleware/cors.cpp, calling the policy directly on Requests filled by hand: option
 // checks, preflight answers (allowed, refused, wildcard, credentials, mirroring, private
 // network), the headers added to other responses, Vary, and the Hooks conversion.
-#include "vela/web/cors.hpp"
+#include "vela/middleware/cors.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-// Tests for src/web/jwt.cpp without a server: keys, jwt::sign / jwt::verify, and the
+// Tests for src/middleware/jwt.cpp without a server: keys, jwt::sign / jwt::verify, and the
 // jwt_auth() before hook called on Requests parsed from raw bytes.
 //
 // RSA 2048 and P-256 keys are generated here with OpenSSL (nothing is committed). Besides
 // tokens from jwt::sign, many are built by hand (header and payload JSON, base64url, an HMAC
 // or an EVP signature made here) so that what verify() refuses is exactly what the test says:
 // alg "none", algorithm confusion, DER instead of JOSE ECDSA signatures, bad base64url...
-#include "vela/web/jwt.hpp"
+#include "vela/middleware/jwt.hpp"
 
 #include <gtest/gtest.h>
 #include <openssl/bio.h>

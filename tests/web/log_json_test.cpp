@@ -25,7 +25,7 @@
 #include "vela/base/log.hpp"
 #include "vela/json/codec.hpp"
 #include "vela/json/value.hpp"
-#include "vela/web/access_log.hpp"
+#include "vela/middleware/access_log.hpp"
 
 namespace vela {
 namespace {

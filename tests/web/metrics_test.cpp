@@ -7,8 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "vela/ops/metrics.hpp"
 #include "vela/vela.hpp"
-#include "vela/web/metrics.hpp"
 
 namespace vela {
 namespace {

@@ -2,7 +2,7 @@
 // parameters with the readers' required rule, response schemas of every kind of type,
 // components (each once, recursive, collisions), problem responses, the route builder's
 // metadata and security schemes.
-#include "vela/web/openapi.hpp"
+#include "vela/ops/openapi.hpp"
 
 #include <gtest/gtest.h>
 

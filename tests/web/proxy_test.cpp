@@ -1,7 +1,7 @@
-// Tests for src/web/proxy.cpp: the trusted_proxies() before hook on hand-made Requests with a
-// ConnectionInfo for the peer. Tables: spoofed headers from untrusted peers, X-Forwarded-*
+// Tests for src/middleware/proxy.cpp: the trusted_proxies() before hook on hand-made Requests with
+// a ConnectionInfo for the peer. Tables: spoofed headers from untrusted peers, X-Forwarded-*
 // chains, IPv6, CIDR edges, malformed values, RFC 7239 Forwarded, option checks.
-#include "vela/web/proxy.hpp"
+#include "vela/middleware/proxy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // long keys), the before hook's 429 and the after hook of the Hooks pair, the memory bound under a
 // million distinct keys, and four threads on one limiter (run under TSan too).
 
-#include "vela/web/rate_limit.hpp"
+#include "vela/middleware/rate_limit.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// Tests for src/web/request_id.cpp, calling the hooks directly on parsed requests: which
+// Tests for src/middleware/request_id.cpp, calling the hooks directly on parsed requests: which
 // incoming ids are accepted, the generated ids' shape and uniqueness, the echo, the options.
-#include "vela/web/request_id.hpp"
+#include "vela/middleware/request_id.hpp"
 
 #include <gtest/gtest.h>
 

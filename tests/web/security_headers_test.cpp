@@ -1,7 +1,7 @@
-// Tests for src/web/security_headers.cpp: the after hook called on hand-made Requests (plain,
-// TLS, forwarded as https) and Responses; defaults, options, option checks, and headers the
+// Tests for src/middleware/security_headers.cpp: the after hook called on hand-made Requests
+// (plain, TLS, forwarded as https) and Responses; defaults, options, option checks, and headers the
 // handler set first.
-#include "vela/web/security_headers.hpp"
+#include "vela/middleware/security_headers.hpp"
 
 #include <gtest/gtest.h>
 

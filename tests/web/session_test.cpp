@@ -1,7 +1,7 @@
-// Tests for src/web/session.cpp: the Session value API, SessionRecord encoding, MemoryStore
+// Tests for src/middleware/session.cpp: the Session value API, SessionRecord encoding, MemoryStore
 // (threads, bounds, expiry with an injected clock) and CookieStore (tampering, rotation,
 // contexts). The middleware itself runs over real sockets in tests/e2e/session_e2e_test.cpp.
-#include "vela/web/session.hpp"
+#include "vela/middleware/session.hpp"
 
 #include <gtest/gtest.h>
 

@@ -104,7 +104,7 @@ class Request {
     /// True when the request arrived over TLS.
     bool secure() const noexcept { return conn_->secure; }
     /// The client's address: remote_ip(), or the address a trusted proxy reported
-    /// (set_forwarded, see vela/web/proxy.hpp).
+    /// (set_forwarded, see vela/middleware/proxy.hpp).
     std::string_view client_ip() const noexcept {
         return forwarded_ip_ ? std::string_view(fwd_ip_) : conn_->ip_view();
     }

@@ -1,5 +1,5 @@
 #pragma once
-// Per-loop statistics the server keeps when metrics are on (vela/web/metrics.hpp reads them).
+// Per-loop statistics the server keeps when metrics are on (vela/ops/metrics.hpp reads them).
 //
 // Each loop writes its own LoopStats (LoopCounter: single writer, relaxed); a scrape on any
 // thread reads every loop's and sums them. With metrics off no LoopStats exists and the

@@ -17,10 +17,11 @@
 // GET routes and OPTIONS is answered automatically. An exception escaping a handler or a
 // middleware becomes a 500 (its message is only shown with debug_errors) and is logged.
 //
-// App is routing and lifecycle. Metrics, health endpoints and the OpenAPI document are
-// installed on it by free functions in their own headers (vela::metrics(app) in
-// vela/web/metrics.hpp, vela::health(app) in health.hpp, vela::openapi_spec(app) in openapi.hpp,
-// vela::openapi_ui(app) in openapi_ui.hpp), through two extension points: detail::Extension
+// App is routing and lifecycle. Configuration, metrics, health endpoints and the OpenAPI
+// document are installed on it by free functions of the ops module (vela::load_config(app, path)
+// in vela/ops/config.hpp, vela::metrics(app) in metrics.hpp, vela::health(app) in health.hpp,
+// vela::openapi_spec(app) in openapi.hpp, vela::openapi_ui(app) in openapi_ui.hpp), through
+// two extension points: detail::Extension
 // (state the App owns, told when the app prepares to serve) and detail::Observer (sees every
 // request dispatch handles; with none installed a request pays one predictable branch).
 
@@ -37,10 +38,10 @@
 #include <vector>
 
 #include "vela/files/static_files.hpp"
+#include "vela/net/socket.hpp"
 #include "vela/server/server.hpp"
 #include "vela/server/websocket.hpp"
 #include "vela/tls/context.hpp"
-#include "vela/web/config.hpp"
 #include "vela/web/handler_traits.hpp"
 #include "vela/web/middleware.hpp"
 #include "vela/web/route_doc.hpp"
@@ -82,6 +83,11 @@ class Extension {
     /// client): build what depends on every route. What it throws stops the start, and it
     /// runs again at the next one.
     virtual void prepare(App&) {}
+    /// run() or start() is about to make the server (not the in-process test client): the
+    /// last check before ports open. `threads` is the caller's count (0: one per core); an
+    /// extension may choose one when it is 0 (the configuration's server.threads). What it
+    /// throws stops the start: run() logs it and returns 1, start() lets it through.
+    virtual void starting(App&, unsigned& /*threads*/) {}
 };
 
 /// What an Observer keeps of one request between its hooks (dispatch carries it).
@@ -138,6 +144,15 @@ const T* find_extension(const App& app) noexcept;
 /// Throws std::logic_error naming `what` once the app has started or when another observer
 /// is installed.
 void observe(App& app, Observer& o, const char* what);
+/// One listener: where, and its TLS settings (null: plain).
+struct Listener {
+    net::Endpoint endpoint;
+    std::shared_ptr<const TlsOptions> tls;
+};
+/// Replaces the listeners of earlier listen()/listen_tls() calls with `listeners` (what a
+/// configuration naming its own does). Throws std::logic_error naming `what` once the app has
+/// started.
+void replace_listeners(App& app, const std::vector<Listener>& listeners, const char* what);
 
 struct GroupData {
     std::string prefix;
@@ -363,23 +378,6 @@ class App {
     /// runs): new handshakes use them, open connections go on. Throws TlsError and keeps the
     /// old ones when a file is bad. Thread-safe.
     void reload_tls();
-    /// Reads the TOML file `path` with the VELA_* environment variables over it and applies it
-    /// (see apply()). Throws ConfigError (one line: file, line, key); before run()/start().
-    App& load_config(const std::string& path);
-    /// Applies a configuration (vela/web/config.hpp): its server, limits, timeouts and http2
-    /// keys over options(), its listeners instead of earlier listen() calls (when it names
-    /// any), server.threads for run(0)/start(0), the log level. Keeps it for config<T>().
-    App& apply(Config config);
-    /// The table `section` of the applied configuration read into T, with VELA_<SECTION>_...
-    /// variables over it (without one: the variables alone). Absent members keep their
-    /// defaults, VELA_REQUIRED ones must be present, unknown keys are errors: throws
-    /// ConfigError. Tables nobody reads make run()/start() fail, so a misspelt one is caught.
-    template <json::Reflected T>
-    T config(std::string_view section) {
-        return claim_section(section).template section<T>(section);
-    }
-    /// The applied configuration; nullptr before load_config()/apply().
-    const Config* config() const noexcept { return config_.get(); }
     /// Serves with `threads` loops (0: one per core) until SIGINT/SIGTERM; returns 0 after a
     /// graceful shutdown. When a listener cannot be opened or a certificate cannot be loaded
     /// it logs the one-line reason (log::error) and returns 1.
@@ -410,6 +408,7 @@ class App {
     template <class T>
     friend const T* detail::find_extension(const App&) noexcept;
     friend void detail::observe(App&, detail::Observer&, const char*);
+    friend void detail::replace_listeners(App&, const std::vector<detail::Listener>&, const char*);
     class Handler;
     openapi::RouteDoc& add_route(Method m, std::string_view pattern, HandlerFn h,
                                  detail::GroupData* g, openapi::Describe describe,
@@ -420,6 +419,7 @@ class App {
     // Throws std::logic_error once the app has started: the chains built at start hold
     // pointers into the middleware lists, and the loops read them without locks.
     void check_not_started(const char* what) const;
+    unsigned start_extensions(unsigned threads);
     void make_server();
     bool dispatch(Request& req, Response& out, ResponseSink& sink);
     template <class Watch>  // Unobserved, or Observed (the observer's hooks)
@@ -445,14 +445,9 @@ class App {
     bool frozen_ = false;
     bool prepared_ = false;  // the extensions have prepared (routes final)
     ErrorPages error_pages_;
-    // The applied configuration, the user sections read from it, and server.threads.
-    const Config& claim_section(std::string_view section);
-    void check_sections() const;
-    std::unique_ptr<Config> config_;
-    std::vector<std::string> claimed_;
-    unsigned threads_ = 0;
     std::deque<openapi::RouteDoc> route_docs_;  // per route, in registration order
-    // What free functions installed (metrics, health, OpenAPI), in installation order; the
+    // What free functions installed (configuration, metrics, health, OpenAPI), in installation
+    // order; the
     // observer, when one is set, is one of them.
     std::vector<std::unique_ptr<detail::Extension>> extensions_;
     detail::Observer* observer_ = nullptr;  // null: dispatch goes straight to the route

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string_view>
 
 #include "vela/async/task.hpp"
 #include "vela/http/request.hpp"
@@ -77,5 +78,10 @@ struct Middleware {
     /// The after hook; it may change the response.
     std::function<void(Request&, Response&)> after;
 };
+
+/// The request attribute that holds the request's id (set by vela::request_id(),
+/// vela/middleware/request_id.hpp): the App's own error log names it without depending on the
+/// middleware (15 characters: kept inside std::string's own buffer).
+inline constexpr std::string_view kRequestIdAttribute = "vela.request_id";
 
 }  // namespace vela

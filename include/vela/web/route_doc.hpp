@@ -1,5 +1,5 @@
 #pragma once
-// What a route says about itself for the OpenAPI document (vela/web/openapi.hpp): the
+// What a route says about itself for the OpenAPI document (vela/ops/openapi.hpp): the
 // builder that App::get(...) returns, and the types its handler reads and returns, captured
 // at registration.
 //

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "vela/web/config.hpp"
+#include "vela/ops/config.hpp"
 
-namespace vela::config {
+namespace vela::config_schema {
 
 /// What a key holds (how the file's value is checked and converted).
 enum class Kind : std::uint8_t {
@@ -61,4 +61,4 @@ std::vector<detail::ConfigKey> env_keys(std::string_view section);
 /// The log level named `name` (one of Key "log.level"'s choices).
 log::Level log_level(std::string_view name) noexcept;
 
-}  // namespace vela::config
+}  // namespace vela::config_schema

@@ -1,4 +1,4 @@
-#include "vela/web/health.hpp"
+#include "vela/ops/health.hpp"
 
 #include <fmt/format.h>
 

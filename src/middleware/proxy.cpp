@@ -1,4 +1,4 @@
-#include "vela/web/proxy.hpp"
+#include "vela/middleware/proxy.hpp"
 
 #include <arpa/inet.h>
 

@@ -1,4 +1,4 @@
-#include "vela/web/cors.hpp"
+#include "vela/middleware/cors.hpp"
 
 #include <cctype>
 #include <cstring>

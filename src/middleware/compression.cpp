@@ -1,4 +1,4 @@
-#include "vela/web/compression.hpp"
+#include "vela/middleware/compression.hpp"
 
 #include <unistd.h>
 

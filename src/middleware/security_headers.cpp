@@ -1,4 +1,4 @@
-#include "vela/web/security_headers.hpp"
+#include "vela/middleware/security_headers.hpp"
 
 #include <cstdint>
 #include <initializer_list>

@@ -1,4 +1,4 @@
-#include "vela/web/session.hpp"
+#include "vela/middleware/session.hpp"
 
 #include <algorithm>
 #include <bit>

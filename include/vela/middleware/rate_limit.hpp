@@ -94,8 +94,8 @@ class RateLimitKey {
 /// The built-in keys.
 namespace rate_limit_key {
 /// The client's address, `req.client_ip()` (so a trusted proxy's X-Forwarded-For counts,
-/// see vela/web/proxy.hpp). IPv6 addresses are grouped by their first `ipv6_prefix` bits (64:
-/// one customer's subnet, which can hand out addresses at will; 128: each address alone).
+/// see vela/middleware/proxy.hpp). IPv6 addresses are grouped by their first `ipv6_prefix` bits
+/// (64: one customer's subnet, which can hand out addresses at will; 128: each address alone).
 /// Requests without an address (a Unix socket, no proxy) are not limited. Throws
 /// std::invalid_argument unless 1 <= ipv6_prefix <= 128.
 inline RateLimitKey client_ip(int ipv6_prefix = 64) { return RateLimitKey::client_ip(ipv6_prefix); }

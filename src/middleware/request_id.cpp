@@ -1,4 +1,4 @@
-#include "vela/web/request_id.hpp"
+#include "vela/middleware/request_id.hpp"
 
 #include <pthread.h>
 
@@ -19,8 +19,6 @@ struct RequestIdState {
 
 namespace {
 
-// The attribute the id lives in (15 characters: kept inside std::string's own buffer).
-constexpr std::string_view kAttribute = "vela.request_id";
 constexpr std::size_t kIdBytes = 12;  // 96 bits -> 16 base64url characters
 constexpr std::size_t kIdChars = 16;
 constexpr std::size_t kBatch = 4080;  // random bytes drawn per RAND_bytes call (340 ids)
@@ -120,7 +118,7 @@ void RequestId::start(Request& req) const {
     if (o.trust_incoming) {
         std::string_view in = req.header(o.header);
         if (valid_request_id(in, o.max_length)) {
-            req.set_attribute(kAttribute, in);
+            req.set_attribute(kRequestIdAttribute, in);
             return;
         }
     }
@@ -128,12 +126,12 @@ void RequestId::start(Request& req) const {
         std::string id = o.generator();
         if (!valid_request_id(id, 1024))
             throw std::runtime_error("request_id: the generator returned an invalid id");
-        req.set_attribute(kAttribute, id);
+        req.set_attribute(kRequestIdAttribute, id);
         return;
     }
     char id[kIdChars];
     fill_id(id);
-    req.set_attribute(kAttribute, std::string_view(id, kIdChars));
+    req.set_attribute(kRequestIdAttribute, std::string_view(id, kIdChars));
 }
 
 void RequestId::finish(const Request& req, Response& res) const {
@@ -154,7 +152,7 @@ Task<Response> RequestId::around(Request& req, Next next) const {
 RequestId request_id(RequestIdOptions options) { return RequestId(std::move(options)); }
 
 std::string_view request_id(const Request& req) noexcept {
-    std::optional<std::string_view> id = req.attribute(kAttribute);
+    std::optional<std::string_view> id = req.attribute(kRequestIdAttribute);
     return id ? *id : std::string_view();
 }
 

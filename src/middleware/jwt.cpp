@@ -1,4 +1,4 @@
-#include "vela/web/jwt.hpp"
+#include "vela/middleware/jwt.hpp"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>

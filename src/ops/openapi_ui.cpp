@@ -1,4 +1,4 @@
-#include "vela/web/openapi_ui.hpp"
+#include "vela/ops/openapi_ui.hpp"
 
 #include <unistd.h>
 

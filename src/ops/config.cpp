@@ -26,8 +26,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "vela/web/config.hpp"
-#include "web/config_schema.hpp"
+#include "ops/config_schema.hpp"
+#include "vela/ops/config.hpp"
 
 namespace vela {
 
@@ -39,7 +39,8 @@ struct Config::Impl {
     std::string text;  // the file, read again for user sections (copied nodes lose their lines)
     toml::table doc;
     Environment env;
-    std::vector<std::pair<const config::Key*, config::Value>> given;  // in document order
+    std::vector<std::pair<const config_schema::Key*, config_schema::Value>>
+        given;  // in document order
     std::vector<Listener> listeners;
     std::optional<unsigned> threads;
     std::optional<log::Level> level;
@@ -48,8 +49,8 @@ struct Config::Impl {
 
 namespace {
 
-using config::Key;
-using config::Kind;
+using config_schema::Key;
+using config_schema::Kind;
 
 // Nodes parsed from an environment variable carry its name, after a NUL that no file name
 // can hold, as their source path.
@@ -190,8 +191,8 @@ class Loader {
         fail(n, key, "expected one of " + expected + ", got " + quoted(s));
     }
 
-    config::Value convert(const toml::node& n, const Key& k, std::string_view key) const {
-        config::Value v;
+    config_schema::Value convert(const toml::node& n, const Key& k, std::string_view key) const {
+        config_schema::Value v;
         switch (k.kind) {
             case Kind::boolean:
                 v.b = boolean(n, key);
@@ -339,9 +340,9 @@ void Loader::section(const toml::table& t, const std::string& prefix,
                      std::vector<Listener>& tls_out) {
     for (const auto& [k, v] : t) {
         const std::string full = prefix + "." + std::string(k.str());
-        const Key* key = config::find_key(full);
+        const Key* key = config_schema::find_key(full);
         if (!key) {
-            if (config::is_table(full)) {
+            if (config_schema::is_table(full)) {
                 if (const auto* sub = v.as_table()) {
                     section(*sub, full, tls_out);
                     continue;
@@ -355,11 +356,11 @@ void Loader::section(const toml::table& t, const std::string& prefix,
         } else if (key->kind == Kind::tls) {
             tls(v, full, tls_out);
         } else {
-            config::Value value = convert(v, *key, full);
+            config_schema::Value value = convert(v, *key, full);
             if (full == "server.threads")
                 c_.threads = static_cast<unsigned>(value.n);
             else if (full == "log.level")
-                c_.level = config::log_level(value.s);
+                c_.level = config_schema::log_level(value.s);
             else if (full == "log.format")
                 c_.format = value.s == "json" ? log::Format::json : log::Format::text;
             else
@@ -570,7 +571,7 @@ json::Value to_json(const std::string& file, const toml::node& n, const std::str
 }
 
 bool is_vela_section(std::string_view name) {
-    const auto& s = config::sections();
+    const auto& s = config_schema::sections();
     return std::find(s.begin(), s.end(), name) != s.end();
 }
 
@@ -612,8 +613,8 @@ Config Config::parse(std::string_view text, std::string name, Environment env) {
         std::replace(what.begin(), what.end(), '\n', ' ');
         throw ConfigError(where(c->name, e.source()) + ": " + what);
     }
-    for (const std::string_view s : config::sections())
-        apply_env(c->name, c->doc, s, config::env_keys(s), c->env);
+    for (const std::string_view s : config_schema::sections())
+        apply_env(c->name, c->doc, s, config_schema::env_keys(s), c->env);
 
     Loader load(*c);
     std::vector<Listener> tls;
@@ -634,7 +635,7 @@ Config Config::parse(std::string_view text, std::string name, Environment env) {
 namespace {
 // Writes every vela key the configuration sets into the three option structs.
 void replay(const Config::Impl& c, ServerOptions& server, WsOptions& ws, SseOptions& sse) {
-    config::Targets t{server, ws, sse};
+    config_schema::Targets t{server, ws, sse};
     for (const auto& [key, value] : c.given) key->set(t, value);
 }
 }  // namespace

@@ -1,4 +1,4 @@
-#include "vela/web/rate_limit.hpp"
+#include "vela/middleware/rate_limit.hpp"
 
 #include <arpa/inet.h>
 

@@ -2,13 +2,13 @@
 // Configuration: a TOML file and VELA_* environment variables, checked at startup.
 //
 //     vela::App app;
-//     app.load_config("vela.toml");              // server, limits, timeouts, TLS, log ...
-//     auto mine = app.config<MyConfig>("myapp");  // the [myapp] table as a VELA_REFLECT struct
-//     return app.run();                           // listeners and threads from the file
+//     vela::load_config(app, "vela.toml");               // server, limits, timeouts, TLS, log ...
+//     auto mine = vela::config<MyConfig>(app, "myapp");  // [myapp] as a VELA_REFLECT struct
+//     return app.run();                                  // listeners and threads from the file
 //
 // The file has vela's sections (server, limits, timeouts, http2, websocket, sse, log; every
 // key is listed with its default in docs/operations.md) and the application's own tables,
-// which app.config<T>(name) reads with the JSON reader's rule: absent members keep their
+// which vela::config<T>(app, name) reads with the JSON reader's rule: absent members keep their
 // default, VELA_REQUIRED members must be present, unknown keys are errors.
 //
 // Environment variables override the file: a key's variable is "VELA_" and its dotted path
@@ -83,7 +83,7 @@ struct ByteSize {
     /// Equal sizes.
     bool operator==(const ByteSize&) const = default;
 };
-/// Reads a Duration from JSON (what app.config<T> uses): milliseconds or "30s".
+/// Reads a Duration from JSON (what vela::config<T> uses): milliseconds or "30s".
 bool vela_json_read(json::Reader& r, Duration& d);
 /// Writes a Duration as an integer of milliseconds.
 void vela_json_write(json::Writer& w, const Duration& d);
@@ -254,5 +254,32 @@ class Config {
 
     std::unique_ptr<Impl> impl_;
 };
+
+class App;  // vela/web/app.hpp
+
+/// Reads the TOML file `path` with the VELA_* environment variables over it and applies it to
+/// `app` (apply_config). Throws ConfigError (one line: file, line, key); before run()/start().
+App& load_config(App& app, const std::string& path);
+/// Applies `config` to `app`: its server, limits, timeouts and http2 keys over app.options(),
+/// its listeners instead of earlier listen() calls (when it names any), server.threads for
+/// run(0)/start(0), the log level and format. Keeps it for config<T>(); before run()/start().
+App& apply_config(App& app, Config config);
+/// The configuration applied to `app`; nullptr before load_config()/apply_config().
+const Config* config(const App& app) noexcept;
+
+namespace detail {
+/// The applied configuration (from the environment alone when none was), with `section`
+/// noted as read by the application.
+const Config& claim_section(App& app, std::string_view section);
+}  // namespace detail
+
+/// The table `section` of the configuration applied to `app` read into T, with
+/// VELA_<SECTION>_... variables over it (without one: the variables alone). Absent members
+/// keep their defaults, VELA_REQUIRED ones must be present, unknown keys are errors: throws
+/// ConfigError. Tables nobody reads make run()/start() fail, so a misspelt one is caught.
+template <json::Reflected T>
+T config(App& app, std::string_view section) {
+    return detail::claim_section(app, section).template section<T>(section);
+}
 
 }  // namespace vela

@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 document (openapi.hpp): schemas of C++ types, route patterns as path
 // templates, and the document built from what registration recorded (route_doc.hpp).
 
-#include "vela/web/openapi.hpp"
+#include "vela/ops/openapi.hpp"
 
 #include <cxxabi.h>
 

@@ -1,4 +1,4 @@
-#include "vela/web/metrics.hpp"
+#include "vela/ops/metrics.hpp"
 
 #include <fmt/format.h>
 

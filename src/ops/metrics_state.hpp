@@ -1,5 +1,5 @@
 #pragma once
-// The App's metrics and watchdog state (include/vela/web/metrics.hpp says what is counted).
+// The App's metrics and watchdog state (include/vela/ops/metrics.hpp says what is counted).
 //
 // Per loop, a LoopMetrics block (made on the loop's thread when it starts, freed with the
 // App): the server's LoopStats it derives from, one RouteStats per route plus one for
@@ -23,10 +23,10 @@
 
 #include "vela/base/loop_counter.hpp"
 #include "vela/http/method.hpp"
+#include "vela/ops/metrics.hpp"
 #include "vela/reactor/loop.hpp"
 #include "vela/server/stats.hpp"
 #include "vela/web/app.hpp"
-#include "vela/web/metrics.hpp"
 
 namespace vela::detail {
 

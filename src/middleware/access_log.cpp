@@ -1,6 +1,6 @@
-#include "vela/web/access_log.hpp"
+#include "vela/middleware/access_log.hpp"
 
-// vela_web may be built without spdlog's usage requirements (vela_base links it privately):
+// vela_middleware may be built without spdlog's usage requirements (vela_base links it privately):
 // these are the definitions Debian's spdlog::spdlog target would add.
 #ifndef SPDLOG_FMT_EXTERNAL
 #define SPDLOG_FMT_EXTERNAL
@@ -36,7 +36,7 @@
 
 #include "vela/base/hex.hpp"
 #include "vela/base/log.hpp"
-#include "vela/web/request_id.hpp"
+#include "vela/middleware/request_id.hpp"
 
 namespace vela {
 

@@ -1,11 +1,11 @@
 // vela's configuration keys (docs/operations.md lists them with their defaults).
 
-#include "web/config_schema.hpp"
+#include "ops/config_schema.hpp"
 
 #include <algorithm>
 #include <array>
 
-namespace vela::config {
+namespace vela::config_schema {
 
 namespace {
 
@@ -387,4 +387,4 @@ log::Level log_level(std::string_view name) noexcept {
     return log::Level::info;
 }
 
-}  // namespace vela::config
+}  // namespace vela::config_schema

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-#include "vela/web/config.hpp"
+#include "vela/ops/config.hpp"
 
 extern char** environ;  // NOLINT: POSIX declares it only with _GNU_SOURCE in <unistd.h>
 
