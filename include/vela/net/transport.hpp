@@ -120,9 +120,10 @@ class Transport {
     /// Stops the timer entry.
     void disarm() noexcept { loop_->wheel().cancel(timer); }
 
-    /// Half-close after the last bytes: TLS close_notify first, and the write side is shut
-    /// down once every byte has left (if the socket is full, the TLS stream sends the rest and
-    /// the peer still reads it before our close). Reading goes on.
+    /// Half-close after the last bytes: TLS close_notify first, then the write side is shut
+    /// down if every byte has left by now; if the socket is full, the TLS stream sends the
+    /// rest as it drains and the TCP FIN waits for close() (the peer still reads all of it
+    /// first). Reading goes on.
     void shutdown_write();
     /// Closes the socket: takes it off the wheel and the backend and closes the fd (with TLS,
     /// a best-effort close_notify first when `notify`). Buffers stay until release_buffers()
