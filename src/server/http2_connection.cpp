@@ -1005,8 +1005,10 @@ void Http2Connection::stream_completed(H2Stream& s, Response&& r) {
 void Http2Connection::respond(H2Stream& s, Response& r) {
     s.responding = true;
     // (A 101 has no place in HTTP/2, RFC 9113 8.6: an upgrade is never run here.)
-    const PreparedResponse p = prepare_response(s.req.get(), r, worker_.options());
-    const bool head = p.head;
+    PreparedResponse p;
+    if (r.has_extra()) [[unlikely]]
+        prepare_extra(s.req.get(), r, worker_.options(), p);
+    const bool head = s.req && s.req->method() == Method::HEAD;
     const bool streamed = p.streamed;
     const FileBody* file = p.file;
     const int status = wire_status(r.status());
