@@ -1,5 +1,6 @@
 #include "vela/http/response.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -26,6 +27,7 @@ Response::Response(Response&& o) noexcept
     if (o.extra_) [[unlikely]]
         extra_ = std::move(o.extra_);
     if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
+    if (o.field_count_) move_fields_from(o);
 }
 
 Response& Response::operator=(Response&& o) noexcept {
@@ -40,8 +42,16 @@ Response& Response::operator=(Response&& o) noexcept {
         if (o.extra_ || extra_) [[unlikely]]
             extra_ = std::move(o.extra_);
         if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
+        if (o.field_count_ || field_count_) move_fields_from(o);
     }
     return *this;
+}
+
+void Response::move_fields_from(Response& o) noexcept {
+    field_count_ = o.field_count_;
+    upper_names_ = o.upper_names_;
+    std::memcpy(fields_, o.fields_, std::min<std::size_t>(field_count_, kInlineFields) * 4);
+    more_fields_ = std::move(o.more_fields_);
 }
 
 void Response::copy_from(const Response& o) {
@@ -54,6 +64,10 @@ void Response::copy_from(const Response& o) {
     spilled_ = o.spilled_;
     extra_ = o.extra_;
     if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
+    field_count_ = o.field_count_;
+    upper_names_ = o.upper_names_;
+    std::memcpy(fields_, o.fields_, std::min<std::size_t>(field_count_, kInlineFields) * 4);
+    more_fields_ = o.more_fields_;
 }
 
 Response::Response(const Response& o) { copy_from(o); }
@@ -89,29 +103,35 @@ Response& Response::set_file_body(FileBody body) {
     return *this;
 }
 
+// Rebuilds the header block without the fields `drop` picks (rare: remove_header, a second
+// custom Content-Type), walking the recorded lengths.
+void Response::drop_fields(bool (*drop)(std::string_view name, std::string_view arg),
+                           std::string_view arg, std::size_t& dropped) {
+    if (field_count_ == 0) return;
+    std::vector<std::pair<std::string, std::string>> keep;
+    keep.reserve(field_count_);
+    for_each_header([&](std::string_view n, std::string_view v) {
+        if (drop(n, arg))
+            ++dropped;
+        else
+            keep.emplace_back(n, v);
+    });
+    inline_size_ = 0;
+    spilled_.clear();
+    field_count_ = 0;
+    upper_names_ = false;
+    more_fields_.clear();
+    for (const auto& [n, v] : keep) append_field(n, v);
+}
+
 std::size_t Response::remove_header(std::string_view name) {
     std::size_t removed = 0;
     if (!custom_content_type_ && !content_type_.empty() && ascii::iequals(name, "Content-Type")) {
         content_type_ = {};  // a built-in type is not in the header block
         return 1;
     }
-    std::string_view block = header_block();
-    if (block.empty()) return 0;
-    std::string old(block);
-    inline_size_ = 0;
-    spilled_.clear();
-    std::string_view rest = old;
-    while (!rest.empty()) {
-        const std::size_t eol = rest.find("\r\n");
-        const std::string_view line = rest.substr(0, eol + 2);
-        rest.remove_prefix(eol + 2);
-        const std::size_t colon = line.find(':');
-        if (colon == name.size() && ascii::iequals(line.substr(0, colon), name)) {
-            ++removed;
-            continue;
-        }
-        append_header_bytes(line, {}, {});
-    }
+    drop_fields([](std::string_view n, std::string_view wanted) { return ascii::iequals(n, wanted); },
+                name, removed);
     if (removed && ascii::iequals(name, "Content-Type")) custom_content_type_ = false;
     return removed;
 }
@@ -122,24 +142,17 @@ std::string_view Response::content_type() const noexcept {
 }
 
 Response& Response::set_content_type(std::string_view value) {
-    if (has_forbidden(value)) throw std::invalid_argument("invalid Content-Type value");
+    if (has_forbidden(value) || value.size() > kMaxFieldPart)
+        throw std::invalid_argument("invalid Content-Type value");
     content_type_ = {};
     if (custom_content_type_) {
-        // Rare: rebuild the block without the old Content-Type line.
-        std::string old(header_block());
-        inline_size_ = 0;
-        spilled_.clear();
-        std::string_view rest = old;
-        while (!rest.empty()) {
-            std::size_t eol = rest.find("\r\n");
-            std::string_view line = rest.substr(0, eol + 2);
-            rest.remove_prefix(eol + 2);
-            if (line.size() > 13 && ascii::iequals(line.substr(0, 13), "Content-Type:")) continue;
-            append_header_bytes(line, {}, {});
-        }
+        std::size_t dropped = 0;  // rare: the block without the old Content-Type field
+        drop_fields([](std::string_view n, std::string_view) {
+            return ascii::iequals(n, "Content-Type");
+        }, {}, dropped);
     }
     custom_content_type_ = true;
-    append_header_bytes("Content-Type: ", value, "\r\n");
+    append_field("Content-Type", value);
     return *this;
 }
 
@@ -147,13 +160,29 @@ Response& Response::add_header(std::string_view name, std::string_view value) {
     if (name.empty() || has_forbidden(name) || has_forbidden(value) ||
         name.find(':') != std::string_view::npos)
         throw std::invalid_argument("invalid response header");
+    if (name.size() > kMaxFieldPart || value.size() > kMaxFieldPart)
+        throw std::invalid_argument("response header name or value over 64 KiB");
     if (ascii::iequals(name, "Content-Length") || ascii::iequals(name, "Transfer-Encoding") ||
         ascii::iequals(name, "Date") || ascii::iequals(name, "Connection"))
         throw std::invalid_argument("header is managed by the server");
     if (ascii::iequals(name, "Content-Type")) return set_content_type(value);
+    append_field(name, value);
+    return *this;
+}
+
+// Appends "name: value\r\n" and records the two lengths (for_each_header()).
+void Response::append_field(std::string_view name, std::string_view value) {
+    if (field_count_ == 0xffff) throw std::invalid_argument("too many response header fields");
+    const auto e = static_cast<std::uint32_t>(name.size() << 16 | value.size());
+    if (field_count_ < kInlineFields)
+        fields_[field_count_] = e;
+    else
+        more_fields_.push_back(e);
+    ++field_count_;
+    for (char c : name)
+        if (c >= 'A' && c <= 'Z') upper_names_ = true;
     append_header_bytes(name, ": ", value);
     append_header_bytes("\r\n", {}, {});
-    return *this;
 }
 
 void Response::append_header_bytes(std::string_view a, std::string_view b, std::string_view c) {
@@ -178,16 +207,15 @@ std::string_view Response::header_block() const noexcept {
 }
 
 std::string_view Response::header(std::string_view name) const noexcept {
-    std::string_view rest = header_block();
-    while (!rest.empty()) {
-        std::size_t eol = rest.find("\r\n");
-        std::string_view line = rest.substr(0, eol);
-        rest.remove_prefix(eol + 2);
-        std::size_t colon = line.find(':');
-        if (colon == name.size() && ascii::iequals(line.substr(0, colon), name))
-            return ascii::trim_ows(line.substr(colon + 1));
-    }
-    return {};
+    std::string_view found;
+    bool seen = false;
+    for_each_header([&](std::string_view n, std::string_view v) {
+        if (!seen && n.size() == name.size() && ascii::iequals(n, name)) {
+            found = ascii::trim_ows(v);
+            seen = true;
+        }
+    });
+    return found;
 }
 
 namespace {

@@ -132,21 +132,13 @@ struct Seen {
 
 Seen scan(const Response& res) noexcept {
     Seen s;
-    std::string_view rest = res.header_block();
-    while (!rest.empty()) {
-        const std::size_t eol = rest.find("\r\n");
-        const std::string_view line = rest.substr(0, eol);
-        rest.remove_prefix(eol == std::string_view::npos ? rest.size() : eol + 2);
-        const std::size_t colon = line.find(':');
-        if (colon == std::string_view::npos) continue;
-        const std::string_view name = line.substr(0, colon);
+    res.for_each_header([&](std::string_view name, std::string_view v) {
         if (ascii::iequals(name, "Access-Control-Allow-Origin")) {
             s.acao = true;
         } else if (ascii::iequals(name, "Vary")) {
-            const std::string_view v = line.substr(colon + 1);
             if (ascii::list_has(v, "Origin") || ascii::list_has(v, "*")) s.vary_origin = true;
         }
-    }
+    });
     return s;
 }
 

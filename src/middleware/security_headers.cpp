@@ -57,18 +57,13 @@ struct Headers {
     std::vector<Entry> entries;  // at most 32 (one bit each in the scan)
 };
 
-// Which of the entries' names the response already has (one pass over its header block).
+// Which of the entries' names the response already has (one pass over its header fields).
 std::uint32_t present(const Headers& h, const Response& res) noexcept {
     std::uint32_t mask = 0;
-    std::string_view rest = res.header_block();
-    while (!rest.empty()) {
-        const std::size_t eol = rest.find("\r\n");
-        const std::string_view line = rest.substr(0, eol);
-        rest.remove_prefix(eol == std::string_view::npos ? rest.size() : eol + 2);
-        const std::string_view name = line.substr(0, line.find(':'));
+    res.for_each_header([&](std::string_view name, std::string_view) {
         for (std::size_t i = 0; i < h.entries.size(); ++i)
             if (ascii::iequals(name, h.entries[i].name)) mask |= std::uint32_t{1} << i;
-    }
+    });
     return mask;
 }
 

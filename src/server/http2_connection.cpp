@@ -1024,35 +1024,11 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     (void)ec;
     // nghttp2 copies each name and value it is not told it may keep (and lower-cases the
     // names). Kept: the literals, the static content types, the loop's date buffer (rewritten
-    // in place once a second, always 29 bytes), and the handler's fields, whose names are
-    // lowered into the stream's `out_head` with their values: it lives until the stream is
-    // freed, after its HEADERS frame went out or was dropped with the stream. The status and
-    // the length (a few bytes on this stack) are copied.
-    std::string& out = s.out_head;
-    out.clear();
-    struct Span {
-        std::size_t name, name_len, value_len;
-    };
-    thread_local std::vector<Span> spans;
-    spans.clear();
-    const std::string_view block = r.header_block();
-    for (std::size_t pos = 0; pos < block.size();) {
-        const std::size_t eol = block.find("\r\n", pos);
-        const std::string_view line = block.substr(pos, eol - pos);
-        pos = eol == std::string_view::npos ? block.size() : eol + 2;
-        const std::size_t colon = line.find(':');
-        if (colon == std::string_view::npos) continue;
-        std::string_view value = line.substr(colon + 1);
-        while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-        const std::size_t off = out.size();
-        for (char c : line.substr(0, colon)) out.push_back(ascii::lower(c));
-        if (connection_specific(std::string_view(out).substr(off))) {
-            out.resize(off);
-            continue;
-        }
-        out.append(value);
-        spans.push_back({off, colon, value.size()});
-    }
+    // in place once a second, always 29 bytes), and the handler's fields, copied with one
+    // assign into the stream's `out_head` (lowered there when a name has upper case) and
+    // walked by the lengths the Response recorded: it lives until the stream is freed, after
+    // its HEADERS frame went out or was dropped with the stream. The status and the length (a
+    // few bytes on this stack) are copied.
     constexpr std::uint8_t kKeepName = NGHTTP2_NV_FLAG_NO_COPY_NAME;
     constexpr std::uint8_t kKeepBoth = NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE;
     auto add = [](std::string_view n, std::string_view v, std::uint8_t flags) {
@@ -1064,10 +1040,21 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     add("server", "vela", kKeepBoth);
     add("date", t_.loop().http_date(), kKeepBoth);
     if (!r.builtin_content_type().empty()) add("content-type", r.builtin_content_type(), kKeepBoth);
-    const std::string_view kept = out;  // complete: its bytes no longer move
-    for (const Span& sp : spans)
-        add(kept.substr(sp.name, sp.name_len), kept.substr(sp.name + sp.name_len, sp.value_len),
-            kKeepBoth);
+    if (r.header_count()) {
+        const std::string_view block = r.header_block();
+        std::string& out = s.out_head;
+        out.assign(block.data(), block.size());  // its bytes no longer move
+        const bool lower = !r.header_names_lower();
+        r.for_each_header([&](std::string_view n, std::string_view v) {
+            char* name = out.data() + (n.data() - block.data());
+            if (lower)
+                for (std::size_t i = 0; i < n.size(); ++i) name[i] = ascii::lower(name[i]);
+            const std::string_view lowered(name, n.size());
+            if (connection_specific(lowered)) return;
+            add(lowered, std::string_view(out.data() + (v.data() - block.data()), v.size()),
+                kKeepBoth);
+        });
+    }
     if (has_body && !streamed)
         add("content-length",
             std::string_view(length_text.data(),

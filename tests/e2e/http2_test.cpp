@@ -182,6 +182,20 @@ class Http2E2e : public ::testing::Test {
             co_return res;
         });
         mw.get("/x", [] { return "through middleware"; });
+        app.get("/many-headers", [] {
+            // Past the Response's inline field index and inline header bytes, names in mixed
+            // case, and HTTP/1.1 connection-specific fields HTTP/2 must not carry (RFC 9113
+            // 8.2.2): nghttp2 in curl refuses a response with either.
+            Response r("many");
+            for (int i = 0; i < 20; ++i)
+                r.add_header("X-Field-" + std::to_string(i), "value " + std::to_string(i));
+            r.add_header("Keep-Alive", "timeout=5");
+            r.add_header("Proxy-Connection", "keep-alive");
+            r.add_header("Upgrade", "websocket");
+            r.add_header("x-last", "lower");
+            r.set_content_type("text/x-many");
+            return r;
+        });
         app.get("/throw", []() -> std::string { throw std::runtime_error("boom"); });
         app.get("/version", [](Request& r) { return std::to_string(r.version()); });
         app.get("/cookies", [](Request& r) { return std::string(r.header("cookie")); });
@@ -334,6 +348,26 @@ TEST_F(Http2E2e, MiddlewareHeaderArrives) {
         EXPECT_EQ(r.status, 200) << mode;
         EXPECT_EQ(r.headers["x-mw"], "onion") << mode;
         EXPECT_EQ(r.body, "through middleware") << mode;
+    }
+}
+
+TEST_F(Http2E2e, ManyMixedCaseHeadersArriveLoweredWithoutConnectionFields) {
+    REQUIRE_CURL();
+    start();
+    for (const auto& mode : kModes) {
+        Reply r = curl(port, mode, "", "/many-headers");
+        ASSERT_EQ(r.status, 200) << mode << "\n" << r.raw;
+        EXPECT_EQ(r.body, "many") << mode;
+        for (int i = 0; i < 20; ++i)
+            EXPECT_EQ(r.headers["x-field-" + std::to_string(i)], "value " + std::to_string(i))
+                << mode;
+        EXPECT_EQ(r.headers["x-last"], "lower") << mode;
+        EXPECT_EQ(r.headers["content-type"], "text/x-many") << mode;
+        EXPECT_FALSE(r.has("keep-alive")) << mode;
+        EXPECT_FALSE(r.has("proxy-connection")) << mode;
+        EXPECT_FALSE(r.has("upgrade")) << mode;
+        EXPECT_EQ(r.raw.find("X-Field-"), std::string::npos) << mode << "\n" << r.raw;
+        EXPECT_NE(r.raw.find("x-field-19: value 19"), std::string::npos) << mode << "\n" << r.raw;
     }
 }
 

@@ -36,6 +36,111 @@ FileBody file_body_of(std::uint64_t length) {
 
 struct TestUpgrade : Upgrade {};
 
+// The fields as for_each_header gives them, as "name=value" lines.
+std::vector<std::string> fields_of(const Response& r) {
+    std::vector<std::string> out;
+    r.for_each_header([&](std::string_view n, std::string_view v) {
+        out.push_back(std::string(n) + "=" + std::string(v));
+    });
+    return out;
+}
+
+// The fields parsed out of header_block(): what for_each_header must agree with.
+std::vector<std::string> parsed_fields(const Response& r) {
+    std::vector<std::string> out;
+    std::string_view rest = r.header_block();
+    while (!rest.empty()) {
+        const std::size_t eol = rest.find("\r\n");
+        const std::string_view line = rest.substr(0, eol);
+        rest.remove_prefix(eol + 2);
+        const std::size_t colon = line.find(": ");
+        out.push_back(std::string(line.substr(0, colon)) + "=" +
+                      std::string(line.substr(colon + 2)));
+    }
+    return out;
+}
+
+TEST(ResponseFields, ForEachHeaderWalksTheRecordedLengths) {
+    Response r;
+    EXPECT_EQ(r.header_count(), 0u);
+    EXPECT_TRUE(fields_of(r).empty());
+    EXPECT_TRUE(r.header_names_lower());
+    r.add_header("x-a", "");
+    r.add_header("x-b", "a: b: c");
+    EXPECT_TRUE(r.header_names_lower());
+    r.set_content_type("text/x-custom");
+    EXPECT_FALSE(r.header_names_lower()) << "Content-Type is written with capitals";
+    EXPECT_EQ(r.header_count(), 3u);
+    EXPECT_EQ(fields_of(r), (std::vector<std::string>{"x-a=", "x-b=a: b: c",
+                                                      "Content-Type=text/x-custom"}));
+    EXPECT_EQ(fields_of(r), parsed_fields(r));
+}
+
+TEST(ResponseFields, ManyFieldsSpillTheIndexAndTheBytes) {
+    Response r;
+    std::vector<std::string> want;
+    for (int i = 0; i < 40; ++i) {  // past kInlineFields and past the inline header bytes
+        const std::string name = "x-field-" + std::to_string(i);
+        const std::string value(static_cast<std::size_t>(i * 7), char('a' + i % 26));
+        r.add_header(name, value);
+        want.push_back(name + "=" + value);
+    }
+    ASSERT_GT(r.header_block().size(), Response::kInlineHeaderBytes);
+    EXPECT_EQ(r.header_count(), 40u);
+    EXPECT_EQ(fields_of(r), want);
+    EXPECT_EQ(fields_of(r), parsed_fields(r));
+    EXPECT_EQ(r.header("X-FIELD-39"), std::string(39 * 7, char('a' + 39 % 26)));
+
+    Response copy(r);
+    EXPECT_EQ(fields_of(copy), want);
+    Response moved(std::move(r));
+    EXPECT_EQ(fields_of(moved), want);
+    Response assigned;
+    assigned.add_header("x-old", "1");
+    assigned = std::move(moved);
+    EXPECT_EQ(fields_of(assigned), want);
+    assigned = Response();
+    EXPECT_EQ(assigned.header_count(), 0u);
+    EXPECT_TRUE(fields_of(assigned).empty());
+
+    // Removing rebuilds both the bytes and the index.
+    EXPECT_EQ(copy.remove_header("x-field-0"), 1u);
+    EXPECT_EQ(copy.remove_header("X-Field-20"), 1u);
+    want.erase(want.begin() + 20);
+    want.erase(want.begin());
+    EXPECT_EQ(copy.header_count(), 38u);
+    EXPECT_EQ(fields_of(copy), want);
+    EXPECT_EQ(fields_of(copy), parsed_fields(copy));
+}
+
+TEST(ResponseFields, ReplacingTheContentTypeKeepsTheIndexRight) {
+    Response r;
+    r.add_header("X-A", "1");
+    r.set_content_type("text/one");
+    r.add_header("x-b", "2");
+    r.set_content_type("text/two");
+    EXPECT_EQ(fields_of(r), (std::vector<std::string>{"X-A=1", "x-b=2", "Content-Type=text/two"}));
+    EXPECT_EQ(fields_of(r), parsed_fields(r));
+    EXPECT_EQ(r.remove_header("content-type"), 1u);
+    EXPECT_EQ(fields_of(r), (std::vector<std::string>{"X-A=1", "x-b=2"}));
+    EXPECT_FALSE(r.header_names_lower());
+    EXPECT_EQ(r.remove_header("x-a"), 1u);
+    EXPECT_TRUE(r.header_names_lower()) << "the capitals left with the field";
+}
+
+TEST(ResponseFields, OversizedNamesAndValuesAreRefused) {
+    Response r;
+    const std::string big(Response::kMaxFieldPart + 1, 'a');
+    EXPECT_THROW(r.add_header("x-big", big), std::invalid_argument);
+    EXPECT_THROW(r.add_header(big, "1"), std::invalid_argument);
+    EXPECT_THROW(r.set_content_type(big), std::invalid_argument);
+    EXPECT_EQ(r.header_count(), 0u);
+    EXPECT_EQ(r.header_block(), "");
+    const std::string largest(Response::kMaxFieldPart, 'b');
+    r.add_header("x-largest", largest);
+    EXPECT_EQ(r.header("x-largest"), largest);
+}
+
 TEST(ResponseExtra, RemoveHeaderIsCaseInsensitiveAndRemovesEveryOccurrence) {
     Response r("body");
     r.add_header("X-A", "1");
