@@ -61,6 +61,25 @@ BufferPool::~BufferPool() {
     for (char* p : free_) ::operator delete(p);
 }
 
+std::size_t BufferPool::trim(std::size_t keep) noexcept {
+    std::size_t freed = 0;
+    while (free_.size() > keep) {
+        ::operator delete(free_.back());
+        free_.pop_back();
+        freed += buffer_size_;
+    }
+    if (free_.capacity() > 64 && free_.size() <= 64) {
+        try {  // the free list's own storage after a burst, too
+            std::vector<char*> smaller;
+            smaller.reserve(64);
+            smaller.assign(free_.begin(), free_.end());
+            free_.swap(smaller);
+        } catch (...) {
+        }
+    }
+    return freed;
+}
+
 void BufferPool::release_slow(Buffer& b) noexcept {
     if (b.capacity() == buffer_size_ && free_.size() < max_free_) {
         try {

@@ -1,6 +1,7 @@
 #include "vela/reactor/loop.hpp"
 
 #include <signal.h>
+#include <malloc.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <time.h>
@@ -195,7 +196,23 @@ int Loop::poll_timeout() const noexcept {
         int ms = d.count() < 0 ? 0 : static_cast<int>(std::min<long long>(d.count(), 1 << 30));
         t = t < 0 ? ms : std::min(t, ms);
     }
+    if (trim_wanted_ || buffers_.free_count() > kKeptBuffers) {
+        // Memory to give back: wake for the trim even if nothing else happens.
+        const int ms = next_trim_ms_ > now_ms_ ? static_cast<int>(next_trim_ms_ - now_ms_) : 0;
+        t = t < 0 ? ms : std::min(t, ms);
+    }
     return t;
+}
+
+// After a burst of load: the pooled buffers beyond the floor, what the other pools added
+// with add_trim() keep beyond theirs, and then the C library's free memory go back to the
+// system (RSS returns near idle within about kTrimPeriodMs of the load's end).
+void Loop::trim_memory() noexcept {
+    next_trim_ms_ = now_ms_ + kTrimPeriodMs;
+    std::size_t freed = buffers_.trim(kKeptBuffers);
+    for (auto& trim : trims_) freed += trim();
+    if (freed || trim_wanted_) ::malloc_trim(0);
+    trim_wanted_ = false;
 }
 
 void Loop::on_signals(std::vector<int> signals, std::function<void(int)> fn) {
@@ -237,6 +254,8 @@ void Loop::run() {
         run_timers();
         wheel_.advance(now_ms_);
         run_deferred();
+        if (now_ms_ >= next_trim_ms_) [[unlikely]]
+            trim_memory();
     }
     run_posted();
     while (!deferred_.empty()) run_deferred();

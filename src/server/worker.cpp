@@ -23,7 +23,19 @@ ServerWorker::ServerWorker(HttpHandler& handler, const ServerOptions& options, s
       options_(options),
       loop_(LoopOptions{options.timer_tick_ms, 16 * 1024}),
       reserve_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)),
-      index_(index) {}
+      index_(index) {
+    // Request objects a burst needed (one per request in flight) go after it, as buffers do.
+    loop_.add_trim([this] {
+        std::size_t freed = 0;
+        while (request_pool_.size() > kKeptRequests) {
+            request_pool_.pop_back();
+            freed += sizeof(Request);
+        }
+        if (request_pool_.capacity() > 64 && request_pool_.size() <= 64)
+            request_pool_.shrink_to_fit();
+        return freed;
+    });
+}
 
 ServerWorker::~ServerWorker() {
     close_all();
@@ -238,6 +250,7 @@ void ServerWorker::connection_closed(Connection* c) noexcept {
         count_connection(c, false);
     // Freed after the current batch of I/O events: the backend may still hold its handle.
     loop_.defer([c] { delete c; });
+    loop_.trim_later();  // what it held goes back to the system after the burst
     update_accepting();
     if (draining_) maybe_finish_drain();
 }

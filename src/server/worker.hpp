@@ -107,6 +107,7 @@ class ServerWorker final {
     bool draining_ = false;
     int reserve_fd_ = -1;  // spare fd given up to shed a connection on EMFILE
     std::uint64_t next_emfile_log_ms_ = 0;
+    static constexpr std::size_t kKeptRequests = 4;  // kept past a burst (Loop::add_trim)
     std::vector<std::unique_ptr<Request>> request_pool_;
     std::size_t index_ = 0;
     LoopStats* stats_ = nullptr;  // metrics on: this loop's statistics

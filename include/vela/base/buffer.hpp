@@ -131,6 +131,9 @@ class BufferPool {
             release_slow(b);
         }
     }
+    /// Frees the buffers held in the pool beyond `keep` (memory a burst of load needed, given
+    /// back once it passed: the loop calls this once a second); returns the bytes freed.
+    std::size_t trim(std::size_t keep) noexcept;
     /// Capacity of the buffers this pool hands out.
     std::size_t buffer_size() const noexcept { return buffer_size_; }
     /// Number of buffers held in the pool, ready to hand out.
