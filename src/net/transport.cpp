@@ -57,6 +57,26 @@ int Transport::write_out(bool more) {
     return 1;
 }
 
+void Transport::take_input() {
+    if (in.capacity() == 0) {
+        loop_->buffers().acquire(in);
+        return;
+    }
+    Buffer leftover = std::move(in);  // (freed on return)
+    loop_->buffers().acquire(in);
+    in.append(leftover.data(), leftover.size());
+}
+
+void Transport::keep_leftover() noexcept {
+    try {
+        Buffer small((in.size() + 63) & ~std::size_t{63});
+        small.append(in.data(), in.size());
+        loop_->buffers().release(in);
+        in = std::move(small);
+    } catch (...) {  // out of memory: the pooled buffer stays
+    }
+}
+
 void Transport::release_buffers() noexcept {
     if (in.capacity()) loop_->buffers().release(in);
     if (out.capacity()) loop_->buffers().release(out);

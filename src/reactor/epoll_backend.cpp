@@ -67,7 +67,10 @@ void EpollBackend::do_read(IoHandle& h) {
         const std::size_t room = b.writable();
         ssize_t n = ::read(h.fd, b.write_ptr(), room);
         if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                h.sink->on_read_none();
+                return;
+            }
             if (errno == EINTR) continue;
             n = -errno;
         } else if (n > 0) {

@@ -85,6 +85,10 @@ bool Http1Connection::on_handshake(std::string_view alpn) {
 
 Buffer& Http1Connection::read_buffer() { return t_.input(); }
 
+void Http1Connection::on_read_none() {
+    if (!busy_ && !body_streaming_) t_.keep_input();
+}
+
 bool Http1Connection::on_read(ssize_t n) {
     if (body_streaming_) [[unlikely]] {
         body_->on_read(n);
@@ -540,9 +544,13 @@ bool Http1Connection::flush() {
         begin_linger();
         return !t_.closed();
     }
-    if (!busy_ && t_.in.empty()) {
-        if (t_.in.capacity()) t_.loop().buffers().release(t_.in);
-        if (req_) worker_.release_request(std::move(req_));
+    if (!busy_ && !body_streaming_) {
+        // Nothing points into the input now (a request whose head is complete is parsed again
+        // from wherever its bytes move): an idle connection holds no buffer and no Request,
+        // one with half a request only those bytes.
+        if (req_ && (t_.in.empty() || !parser_.head_complete()))
+            worker_.release_request(std::move(req_));
+        t_.keep_input();
     }
     return true;
 }

@@ -53,6 +53,7 @@ class Http1Connection final : public Connection, public ResponseSink {
     // IoSink
     Buffer& read_buffer() override;
     bool on_read(ssize_t n) override;
+    void on_read_none() override;
     void on_write_ready() override;
     // tls::StreamOwner
     bool on_handshake(std::string_view alpn) override;

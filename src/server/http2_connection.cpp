@@ -547,6 +547,8 @@ void Http2Connection::force_close() {
 
 Buffer& Http2Connection::read_buffer() { return t_.input(); }
 
+void Http2Connection::on_read_none() { t_.keep_input(); }
+
 bool Http2Connection::on_read(ssize_t n) {
     if (n <= 0) {
         close();

@@ -134,6 +134,7 @@ class Http2Connection final : public Connection {
     // IoSink / tls::StreamOwner
     Buffer& read_buffer() override;
     bool on_read(ssize_t n) override;
+    void on_read_none() override;
     void on_write_ready() override;
     bool on_handshake(std::string_view) override { return true; }
 

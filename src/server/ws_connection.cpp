@@ -169,8 +169,8 @@ void WsConnection::parse() {
         if (t_.reading()) t_.stop_reading();
         return;
     }
-    t_.release_input_if_empty();
     if (t_.in.empty()) reader_.shrink();
+    t_.keep_input();  // waiting for the next message: no buffer, or only a partial frame
 }
 
 // A receive() begins: the message it returned last goes, and the next is looked for.

@@ -98,6 +98,9 @@ class WsConnection final : public Connection, public WebSocket {
     // IoSink
     Buffer& read_buffer() override;
     bool on_read(ssize_t n) override;
+    void on_read_none() override {
+        if (!held_) t_.keep_input();
+    }
     void on_write_ready() override;
     // tls::StreamOwner (the handshake finished long before)
     bool on_handshake(std::string_view) override { return true; }

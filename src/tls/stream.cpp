@@ -86,6 +86,11 @@ Buffer& Stream::read_buffer() {
     return cin_;
 }
 
+void Stream::on_read_none() {
+    release_idle_buffers();
+    if (handshake_done_ && owner_) owner_->on_read_none();
+}
+
 bool Stream::on_read(ssize_t n) {
     if (n <= 0 || failed_) return owner_->on_read(n <= 0 ? n : -EPROTO);
     if (!first_bytes_seen_) {
@@ -172,6 +177,7 @@ bool Stream::decrypt() {
     release_idle_buffers();
     if (total && !owner_->on_read(static_cast<ssize_t>(total))) return false;
     if (end <= 0) return owner_->on_read(end) && false;
+    if (!total) owner_->on_read_none();  // a partial record: the plaintext buffer goes back
     return true;
 }
 

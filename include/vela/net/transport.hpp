@@ -67,11 +67,27 @@ class Transport {
     /// bytes follow at once (sendfile), so the kernel may hold these back to fill packets.
     int write_out(bool more = false);
 
-    /// The input buffer, borrowed from the pool when it holds none.
+    /// The input buffer to read into: a pooled one (the loop's most recently used, so in
+    /// practice the loop's one read buffer), with the leftover bytes keep_input() kept moved
+    /// to its front.
     Buffer& input() {
-        if (in.capacity() == 0) loop_->buffers().acquire(in);
+        if (in.capacity() < loop_->buffers().buffer_size()) [[unlikely]]
+            take_input();
         return in;
     }
+    /// After the driver parsed what it could, and no view into the input is kept: an empty
+    /// buffer goes back to the pool; the leftover bytes of a partial message, up to
+    /// kLeftoverMax, move to an allocation of their own size (an idle connection holding
+    /// half a request keeps those bytes, not a pooled buffer). More stay where they are.
+    void keep_input() noexcept {
+        if (in.empty()) {
+            if (in.capacity()) loop_->buffers().release(in);
+        } else if (in.size() <= kLeftoverMax && in.capacity() >= loop_->buffers().buffer_size()) {
+            keep_leftover();
+        }
+    }
+    /// The most leftover bytes keep_input() moves out of a pooled buffer.
+    static constexpr std::size_t kLeftoverMax = 4096;
     /// The output buffer, borrowed from the pool when it holds none.
     Buffer& output() {
         if (out.capacity() == 0) loop_->buffers().acquire(out);
@@ -138,6 +154,9 @@ class Transport {
     Buffer out;
 
   private:
+    void take_input();
+    void keep_leftover() noexcept;
+
     Loop* loop_;
     bool closed_ = false;
 };

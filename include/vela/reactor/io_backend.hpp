@@ -40,6 +40,9 @@ class IoSink {
         (void)n;
         return false;
     }
+    /// read_into found nothing to read: the sink may give back the buffer read_buffer() lent
+    /// (a connection waiting for its first or next bytes holds none).
+    virtual void on_read_none() {}
     /// write_from: the socket can take more bytes.
     virtual void on_write_ready() {}
     /// accept: a connection arrived (fd is non-blocking, close-on-exec), or -errno.

@@ -72,6 +72,7 @@ class Stream final : public IoSink {
 
     // IoSink, called by the backend.
     Buffer& read_buffer() override;
+    void on_read_none() override;
     bool on_read(ssize_t n) override;
     void on_write_ready() override;
 
