@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
     ws_options.deflate.enabled = false;
     app.ws(
         "/ws/echo",
-        [](vela::WebSocket& ws, vela::Request&) -> vela::Task<void> {
+        [](vela::WebSocket& ws) -> vela::Task<void> {
             for (;;) {
                 vela::WsMessage m = co_await ws.receive();
                 if (m.is_close()) co_return;

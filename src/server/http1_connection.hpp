@@ -92,7 +92,7 @@ class Http1Connection final : public Connection, public ResponseSink {
 
     ServerWorker& worker_;
     net::Transport t_;  // socket, TLS transform, timer entry, buffers
-    RequestParser parser_;
+    std::unique_ptr<RequestParser> parser_;  // while a request is in progress (pooled)
     std::unique_ptr<Request> req_;
     std::uint64_t deadline_ms_ = 0;
     Response::BodySource stream_;          // a streamed body still being produced

@@ -33,6 +33,12 @@ ServerWorker::ServerWorker(HttpHandler& handler, const ServerOptions& options, s
         }
         if (request_pool_.capacity() > 64 && request_pool_.size() <= 64)
             request_pool_.shrink_to_fit();
+        while (parser_pool_.size() > kKeptRequests) {
+            parser_pool_.pop_back();
+            freed += sizeof(RequestParser);
+        }
+        if (parser_pool_.capacity() > 64 && parser_pool_.size() <= 64)
+            parser_pool_.shrink_to_fit();
         return freed;
     });
 }
@@ -101,6 +107,21 @@ std::unique_ptr<Request> ServerWorker::acquire_request() {
     auto r = std::move(request_pool_.back());
     request_pool_.pop_back();
     return r;
+}
+
+std::unique_ptr<RequestParser> ServerWorker::new_parser() {
+    auto p = std::make_unique<RequestParser>(&options_.limits);
+    p->pause_after_body_head(true);  // a streaming route may take the body (Http1Connection)
+    return p;
+}
+
+void ServerWorker::release_parser(std::unique_ptr<RequestParser> p) noexcept {
+    if (parser_pool_.size() >= 4096) return;  // freed
+    if (p->started()) p->reset();  // (one that finished its request was reset then)
+    try {
+        parser_pool_.push_back(std::move(p));
+    } catch (...) {
+    }
 }
 
 void ServerWorker::release_request(std::unique_ptr<Request> r) noexcept {

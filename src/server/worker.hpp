@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vela/http/request.hpp"
+#include "vela/http/request_parser.hpp"
 #include "vela/reactor/loop.hpp"
 #include "vela/reactor/timer_wheel.hpp"
 #include "vela/server/server.hpp"
@@ -68,6 +69,17 @@ class ServerWorker final {
     /// A Request object for a connection to fill (kept in a pool: idle connections hold none).
     std::unique_ptr<Request> acquire_request();
     void release_request(std::unique_ptr<Request> r) noexcept;
+    /// An HTTP/1.1 request parser, reset, for a connection with a request in progress (kept
+    /// in a pool: idle connections hold none).
+    std::unique_ptr<RequestParser> acquire_parser() {
+        if (parser_pool_.empty()) [[unlikely]]
+            return new_parser();
+        std::unique_ptr<RequestParser> p = std::move(parser_pool_.back());
+        parser_pool_.pop_back();
+        return p;
+    }
+    /// Takes a parser back (reset) into the pool.
+    void release_parser(std::unique_ptr<RequestParser> p) noexcept;
 
     /// Puts a new connection in the list and counts it (accept; tests and fuzzers).
     void add_connection(Connection* c) noexcept;
@@ -109,6 +121,8 @@ class ServerWorker final {
     std::uint64_t next_emfile_log_ms_ = 0;
     static constexpr std::size_t kKeptRequests = 4;  // kept past a burst (Loop::add_trim)
     std::vector<std::unique_ptr<Request>> request_pool_;
+    std::vector<std::unique_ptr<RequestParser>> parser_pool_;
+    std::unique_ptr<RequestParser> new_parser();
     std::size_t index_ = 0;
     LoopStats* stats_ = nullptr;  // metrics on: this loop's statistics
 };

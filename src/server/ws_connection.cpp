@@ -48,24 +48,38 @@ WsConnection::WsConnection(ServerWorker& worker, net::Transport&& t, std::unique
       t_(std::move(t)),
       head_(head),
       req_(std::move(req)),
-      up_(std::move(up)),
-      opt_(up_->endpoint->options),
+      endpoint_(up->endpoint),
+      opt_(endpoint_->options),
       reader_opt_{opt_.max_frame, opt_.max_message, true},
       reader_(reader_opt_) {
     req_->rebase(head.data(), head.size(), head_.data());
     protocol = ConnectionProtocol::websocket;
     t_.attach(*this, this, &WsConnection::timer_fired);
-    if (up_->deflate) {
-        inflater_ = std::make_unique<ws::Inflater>(*up_->deflate);
+    if (up->deflate) {
+        inflater_ = std::make_unique<ws::Inflater>(*up->deflate);
         reader_.set_inflater(inflater_.get());
-        if (!uses_shared_deflater(*up_->deflate, opt_.deflate))
-            deflater_ = std::make_unique<ws::Deflater>(*up_->deflate, opt_.deflate);
+        if (!uses_shared_deflater(*up->deflate, opt_.deflate))
+            deflater_ = std::make_unique<ws::Deflater>(*up->deflate, opt_.deflate);
+        default_window_ =
+            up->deflate->server_no_context_takeover && up->deflate->server_max_window_bits == 15;
     }
-    shared_ = std::make_shared<WsShared>();
-    shared_->loop = t_.loop().ref();
-    shared_->max = opt_.send_queue_max;
-    shared_->policy = opt_.slow_client;
-    shared_->conn = this;
+    if (!up->subprotocol.empty()) up_ = std::move(up);  // the rest of it is used up
+}
+
+// The part other threads reach, made by the first sender() (a session nobody sends to from
+// elsewhere holds none).
+const std::shared_ptr<WsShared>& WsConnection::shared() const {
+    if (!shared_) {
+        auto s = std::make_shared<WsShared>();
+        s->loop = t_.loop().ref();
+        s->max = opt_.send_queue_max;
+        s->policy = opt_.slow_client;
+        s->open.store(!ended_ && !close_sent_ && !t_.closed(), std::memory_order_relaxed);
+        s->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
+        if (!t_.closed()) s->conn = const_cast<WsConnection*>(this);
+        shared_ = std::move(s);
+    }
+    return shared_;
 }
 
 WsConnection::~WsConnection() {
@@ -80,10 +94,15 @@ void WsConnection::start() {
     handler_running_ = true;
     Task<void> task;
     try {
-        task = up_->endpoint->handler(*this, *req_);
+        task = endpoint_->session ? endpoint_->session(*this) : endpoint_->handler(*this, *req_);
     } catch (...) {
         handler_done(std::current_exception());
         task = {};
+    }
+    if (endpoint_->session && req_) {
+        // The coroutine has its frame and took no request: nothing can reach the request now.
+        worker_.release_request(std::move(req_));
+        std::string().swap(head_);
     }
     if (task) {
         auto d = detail::run_detached(std::move(task),
@@ -216,7 +235,7 @@ void WsConnection::on_event(const ws::Event& e) {
             break;
         }
         case ws::Event::Kind::error:
-            log::debug("WebSocket {}: closing with {}: {}", req_->path(), e.code, e.what);
+            log::debug("WebSocket {}: closing with {}: {}", route(), e.code, e.what);
             fail(e.code, e.what);
             break;
         case ws::Event::Kind::need_more:
@@ -230,7 +249,7 @@ void WsConnection::deliver_close(std::uint16_t code, std::string_view reason) {
     ended_ = true;
     close_code_ = code;
     close_reason_.assign(reason);
-    shared_->open.store(false, std::memory_order_relaxed);
+    if (shared_) shared_->open.store(false, std::memory_order_relaxed);
     // Waiting coroutines learn it from the loop, not from inside whatever ended the session
     // (a broadcast's fan-out, a send's policy, a timer).
     if ((reader_waiting_ || waiters_) && !wake_queued_) {
@@ -283,7 +302,8 @@ void WsConnection::append_control(Opcode op, std::string_view payload) {
 void WsConnection::queue_message(std::string_view data, WsType type) {
     t_.output();
     char h[ws::kMaxHeader];
-    if (up_->deflate && data.size() >= opt_.deflate.min_size) {
+    if (inflater_ && data.size() >= opt_.deflate.min_size) {
+        thread_local std::string scratch_;  // NOLINT: the compressed payload, copied out at once
         scratch_.clear();
         (deflater_ ? *deflater_ : shared_deflater(opt_.deflate)).compress(data, scratch_);
         const std::size_t n = ws::write_header(h, opcode_of(type), scratch_.size(), true, true);
@@ -295,7 +315,7 @@ void WsConnection::queue_message(std::string_view data, WsType type) {
         t_.out.append(h, n);
         t_.out.append(data.data(), data.size());
     }
-    shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
+    if (shared_) shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
     schedule_flush();
 }
 
@@ -310,7 +330,7 @@ void WsConnection::queue_frame(std::string_view frame, bool policy_check) {
     }
     t_.output();
     t_.out.append(frame.data(), frame.size());
-    shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
+    if (shared_) shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
     schedule_flush();
 }
 
@@ -365,7 +385,7 @@ void WsConnection::start_close(std::uint16_t code, std::string_view reason) {
     if (!ws::close_code_valid(code) || code == cc::no_status) code = cc::normal;
     append_control(Opcode::close, ws::close_payload(code, reason));
     close_sent_ = true;
-    shared_->open.store(false, std::memory_order_relaxed);
+    if (shared_) shared_->open.store(false, std::memory_order_relaxed);
     close_deadline_ms_ =
         t_.loop().now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
     arm_timer();
@@ -395,7 +415,7 @@ void WsConnection::flush() {
         if (n == 0) break;
         t_.out.consume(static_cast<std::size_t>(n));
     }
-    shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
+    if (shared_) shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
     t_.release_output_if_empty();
     if (waiters_ && t_.out.size() < opt_.send_queue_max / 2) wake_senders();
     if (t_.out.empty() && shut_after_flush_) {
@@ -428,9 +448,9 @@ void WsConnection::handler_done(std::exception_ptr e) {
         try {
             std::rethrow_exception(e);
         } catch (const std::exception& x) {
-            log::error("WebSocket handler for {} threw: {}", req_->path(), x.what());
+            log::error("WebSocket handler for {} threw: {}", route(), x.what());
         } catch (...) {
-            log::error("WebSocket handler for {} threw a non-standard exception", req_->path());
+            log::error("WebSocket handler for {} threw a non-standard exception", route());
         }
         start_close(cc::internal_error, "");
     } else {
@@ -451,8 +471,10 @@ void WsConnection::close_socket() {
     if (t_.closed()) return;
     t_.close();
     if (!ended_) deliver_close(cc::abnormal, {});
-    shared_->open.store(false, std::memory_order_relaxed);
-    shared_->conn = nullptr;
+    if (shared_) {
+        shared_->open.store(false, std::memory_order_relaxed);
+        shared_->conn = nullptr;
+    }
     for (Hub::Room* r : rooms_) r->remove(this, nullptr);
     rooms_.clear();
     wake_senders();
@@ -494,8 +516,7 @@ void WsConnection::left(Hub::Room* r) noexcept {
 
 // Broadcasts are compressed once with the default window and no context.
 bool WsConnection::takes_deflated_broadcast() const noexcept {
-    return up_->deflate && up_->deflate->server_no_context_takeover &&
-           up_->deflate->server_max_window_bits == 15;
+    return default_window_;
 }
 
 // The other threads' queue, drained in one go: every frame into the output, one write.
@@ -545,7 +566,7 @@ void WsConnection::on_timer() {
     if (!close_sent_ && !read_stopped_) {
         if (ping_sent_ms_ && opt_.pong_timeout.count() > 0 &&
             now >= ping_sent_ms_ + static_cast<std::uint64_t>(opt_.pong_timeout.count())) {
-            log::debug("WebSocket {}: no pong in time", req_->path());
+            log::debug("WebSocket {}: no pong in time", route());
             deliver_close(cc::abnormal, "no pong");
             close_socket();
             return;

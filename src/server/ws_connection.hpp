@@ -79,11 +79,13 @@ class WsConnection final : public Connection, public WebSocket {
     void queue_ping(std::string_view payload);
     void start_close(std::uint16_t code, std::string_view reason);
     bool is_open() const noexcept { return !ended_ && !close_sent_; }
-    std::string_view subprotocol() const noexcept { return up_->subprotocol; }
-    bool deflating() const noexcept { return up_->deflate.has_value(); }
+    std::string_view subprotocol() const noexcept {
+        return up_ ? std::string_view(up_->subprotocol) : std::string_view{};
+    }
+    bool deflating() const noexcept { return inflater_ != nullptr; }
     std::size_t backlog() const noexcept { return t_.out.size(); }
     Loop& loop() const noexcept { return t_.loop(); }
-    const std::shared_ptr<WsShared>& shared() const noexcept { return shared_; }
+    const std::shared_ptr<WsShared>& shared() const;
 
     // Hub and WsSender, on this loop.
     void queue_frame(std::string_view frame, bool fits_policy_check);
@@ -121,19 +123,24 @@ class WsConnection final : public Connection, public WebSocket {
 
     ServerWorker& worker_;
     net::Transport t_;  // socket, TLS transform, timer entry, buffers
+    // The route (for log lines): the request's path while it is kept, else the endpoint's.
+    std::string_view route() const noexcept {
+        return req_ ? req_->path() : std::string_view(endpoint_->path);
+    }
+
     std::string head_;  // the request's bytes; req_'s views point here
-    std::unique_ptr<Request> req_;
-    std::shared_ptr<WsUpgrade> up_;
+    std::unique_ptr<Request> req_;  // kept for a route coroutine that takes it
+    std::shared_ptr<const WsEndpoint> endpoint_;
+    std::shared_ptr<WsUpgrade> up_;  // kept only for a subprotocol
     const WsOptions& opt_;
     ws::ReaderOptions reader_opt_;
     ws::FrameReader reader_;
     std::unique_ptr<ws::Inflater> inflater_;
     std::unique_ptr<ws::Deflater> deflater_;  // only when the window is not the shared one's
-    std::string scratch_;                     // compressed payloads
     std::string_view held_view_;     // the held message (in the input or the reader's buffer)
     std::size_t held_consumed_ = 0;  // input bytes to drop when it is released
     std::string close_reason_;
-    std::shared_ptr<WsShared> shared_;
+    mutable std::shared_ptr<WsShared> shared_;  // made by the first sender()
     std::vector<Hub::Room*> rooms_;
     WebSocket::SendAwaiter* waiters_ = nullptr;  // senders waiting for space, FIFO
     WebSocket::SendAwaiter* waiters_tail_ = nullptr;
@@ -158,6 +165,7 @@ class WsConnection final : public Connection, public WebSocket {
     bool read_stopped_ = false;      // reading stopped while a message is held
     bool discard_input_ = false;     // after the client's close or an error
     bool wake_queued_ = false;       // a deferred wake-up of waiting coroutines is pending
+    bool default_window_ = false;    // deflating with the server's default window, no context
 };
 
 }  // namespace vela::detail

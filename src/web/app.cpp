@@ -197,15 +197,29 @@ void App::check_not_started(const char* what) const {
 
 // WebSocket endpoints and static files are left out of the OpenAPI document (hidden).
 App& App::ws(std::string_view p, WsHandler handler, WsOptions options) {
-    auto ep =
-        std::make_shared<const WsEndpoint>(WsEndpoint{std::move(handler), std::move(options)});
+    auto ep = std::make_shared<const WsEndpoint>(
+        WsEndpoint{std::move(handler), {}, std::move(options), std::string(p)});
+    get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
+    return *this;
+}
+
+App& App::ws(std::string_view p, WsSessionHandler handler, WsOptions options) {
+    auto ep = std::make_shared<const WsEndpoint>(
+        WsEndpoint{{}, std::move(handler), std::move(options), std::string(p)});
     get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
     return *this;
 }
 
 Group& Group::ws(std::string_view p, WsHandler handler, WsOptions options) {
-    auto ep =
-        std::make_shared<const WsEndpoint>(WsEndpoint{std::move(handler), std::move(options)});
+    auto ep = std::make_shared<const WsEndpoint>(
+        WsEndpoint{std::move(handler), {}, std::move(options), full_pattern(p)});
+    get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
+    return *this;
+}
+
+Group& Group::ws(std::string_view p, WsSessionHandler handler, WsOptions options) {
+    auto ep = std::make_shared<const WsEndpoint>(
+        WsEndpoint{{}, std::move(handler), std::move(options), full_pattern(p)});
     get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
     return *this;
 }

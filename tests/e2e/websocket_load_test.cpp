@@ -512,6 +512,49 @@ TEST(WebSocketThreads, SenderFromFourThreads) {
     sender.close();  // harmless
 }
 
+// The part other threads reach is made by the first sender(): one made after messages went
+// both ways, and one made after the session ended, carry the session's state.
+TEST(WebSocketThreads, SenderMadeLateKnowsTheSessionState) {
+    std::promise<WsSender> during, after;
+    App app;
+    quick_options(app.options());
+    app.ws("/late", [&during, &after](WebSocket& ws) -> Task<void> {
+        WsMessage m = co_await ws.receive();
+        co_await ws.send(m.data, m.type);
+        during.set_value(ws.sender());
+        for (;;) {
+            m = co_await ws.receive();
+            if (m.is_close()) break;
+        }
+        after.set_value(ws.sender());
+    });
+    start_app(app, 1);
+    WsClient c = open_session(app.port(), "/late");
+    ASSERT_TRUE(c.open()) << c.error();
+    ASSERT_TRUE(c.send_text("one"));
+    auto echo = c.read_message();
+    ASSERT_TRUE(echo);
+    EXPECT_EQ(echo->payload, "one");
+    auto f = during.get_future();
+    ASSERT_EQ(f.wait_for(Ms{5000}), std::future_status::ready);
+    const WsSender sender = f.get();
+    EXPECT_TRUE(sender.open());
+    std::thread([&] { EXPECT_TRUE(sender.send("from a thread")); }).join();
+    auto pushed = c.read_message();
+    ASSERT_TRUE(pushed) << c.error();
+    EXPECT_EQ(pushed->payload, "from a thread");
+
+    close_session(c);
+    auto g = after.get_future();
+    ASSERT_EQ(g.wait_for(Ms{5000}), std::future_status::ready);
+    const WsSender late = g.get();
+    EXPECT_FALSE(late.open());
+    EXPECT_FALSE(late.send("after the close"));
+    ASSERT_TRUE(wait_until([&] { return !sender.open(); }, Ms{5000}));
+    app.stop();
+    EXPECT_EQ(app.wait(), 0);
+}
+
 TEST(WebSocketThreads, SendersRacingTheCloseAndTheApp) {
     WsSender kept;
     std::atomic<bool> stop{false};

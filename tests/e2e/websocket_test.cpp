@@ -133,6 +133,22 @@ TEST_F(WebSocketE2eRealClient, DeflateOffInOptionsIsNotNegotiated) {
                    {{"connected", "True"}, {"extensions", ""}, {"text", "True"}});
 }
 
+// A coroutine that takes no request: the same session, with the request given back at once.
+TEST_F(WebSocketE2eRealClient, SessionWithoutTheRequestEchoesDeflatesAndNegotiates) {
+    expect_printed(py("/session-echo", "echo"), {{"text", "True"},
+                                                 {"binary", "True"},
+                                                 {"text_100k", "True"},
+                                                 {"binary_2m", "True"},
+                                                 {"fragmented", "True"},
+                                                 {"pong", "True"},
+                                                 {"close_code", "1000"}});
+    const PyResult d = py("/session-echo", "deflate");
+    EXPECT_NE(d["extensions"].find("permessage-deflate"), std::string::npos) << d.output;
+    expect_printed(d, {{"deflate_1m", "True"}});
+    expect_printed(py("/session-proto", "subproto"), {{"subprotocol", "b"}});
+    expect_printed(py("/session-proto", "noproto"), {{"subprotocol", "None"}});
+}
+
 TEST_F(WebSocketE2eRealClient, SubprotocolIsTheFirstSupportedOneOffered) {
     expect_printed(py("/proto", "subproto"), {{"subprotocol", "b"}});
     expect_printed(py("/proto", "noproto"), {{"subprotocol", "None"}});

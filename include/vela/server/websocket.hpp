@@ -202,12 +202,21 @@ class WebSocket {
 /// connection closes (1000) when it returns, with 1011 when it throws.
 using WsHandler = std::function<Task<void>(WebSocket&, Request&)>;
 
+/// The route coroutine of an endpoint that needs nothing of the upgrade request: the session
+/// keeps none of it (the request's object and bytes, about 1.3 KB a connection, go back as
+/// soon as the coroutine has started).
+using WsSessionHandler = std::function<Task<void>(WebSocket&)>;
+
 /// A WebSocket endpoint: the route coroutine and its settings (App::ws makes one).
 struct WsEndpoint {
-    /// Runs once per session.
+    /// Runs once per session (a route coroutine that takes the request).
     WsHandler handler;
+    /// Or this one, which does not.
+    WsSessionHandler session;
     /// The endpoint's settings.
     WsOptions options;
+    /// The route, for log lines.
+    std::string path;
 };
 
 /// Answers a WebSocket handshake (RFC 6455 4.2) for `ep`: a 101 that switches the connection

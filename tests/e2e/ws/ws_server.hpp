@@ -54,6 +54,17 @@ inline WsHandler echo_handler(SeenClose* seen = nullptr) {
     };
 }
 
+// The same as a coroutine that takes no request (the session keeps none of it).
+inline WsSessionHandler session_echo_handler() {
+    return [](WebSocket& ws) -> Task<void> {
+        for (;;) {
+            WsMessage m = co_await ws.receive();
+            if (m.is_close()) co_return;
+            co_await ws.send(m.data, m.type);
+        }
+    };
+}
+
 // Closes at once with `code`, then waits for the end of the session.
 inline WsHandler closing_handler(std::uint16_t code, std::string reason) {
     return [code, reason](WebSocket& ws, Request&) -> Task<void> {
@@ -89,6 +100,8 @@ class WsServer : public ::testing::Test {
         WsOptions proto;
         proto.subprotocols = {"b"};
         app.ws("/proto", echo_handler(), proto);
+        app.ws("/session-proto", session_echo_handler(), proto);
+        app.ws("/session-echo", session_echo_handler(), with_limits(kBig, kBig));
         proto.require_subprotocol = true;
         app.ws("/proto-required", echo_handler(), proto);
         WsOptions origin;
