@@ -29,6 +29,7 @@ import resource
 import signal
 import ssl
 import sys
+import threading
 
 BODY = b"Hello, World!"
 
@@ -61,13 +62,21 @@ class Held:
             self.writer.transport.abort()
 
 
-async def open_stream(args, alpn):
-    ctx = None
-    if alpn:
-        ctx = ssl.create_default_context()
+TLS = {}  # ALPN protocol -> its one client context (making one loads the CA store: slow)
+
+
+def tls_context(alpn):
+    if alpn not in TLS:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
         ctx.set_alpn_protocols([alpn])
+        TLS[alpn] = ctx
+    return TLS[alpn]
+
+
+async def open_stream(args, alpn):
+    ctx = tls_context(alpn) if alpn else None
     reader, writer = await asyncio.open_connection(args.host, args.port, ssl=ctx, limit=1 << 16)
     if alpn:
         got = writer.get_extra_info("ssl_object").selected_alpn_protocol()
@@ -220,7 +229,12 @@ async def main():
     done = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, done.set)
-    loop.add_reader(sys.stdin.fileno(), done.set)
+
+    def wait_stdin():  # a thread: stdin may be a file or /dev/null, which epoll refuses
+        sys.stdin.buffer.readline()
+        loop.call_soon_threadsafe(done.set)
+
+    threading.Thread(target=wait_stdin, daemon=True).start()
     await done.wait()
     for h in held:
         h.close()
