@@ -25,6 +25,7 @@ Stdlib plus python3-websockets and python3-h2 (Debian's packages: run it with
 
 import argparse
 import asyncio
+import os
 import resource
 import signal
 import ssl
@@ -231,7 +232,7 @@ async def main():
         loop.add_signal_handler(sig, done.set)
 
     def wait_stdin():  # a thread: stdin may be a file or /dev/null, which epoll refuses
-        sys.stdin.buffer.readline()
+        os.read(0, 1)  # a line or EOF; unbuffered, so no lock is left held at exit
         loop.call_soon_threadsafe(done.set)
 
     threading.Thread(target=wait_stdin, daemon=True).start()
