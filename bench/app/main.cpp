@@ -17,8 +17,12 @@
 // bench/ws/run uses the rest: POST /api/echo/raw answers the body as it came (the HTTP
 // baseline), /ws/echo sends every WebSocket message back, /ws/room broadcasts every message
 // to the other members of one room; permessage-deflate is off on both, as for the peer.
+//
+// bench/memory/run holds idle streams on /sse/idle: a text/event-stream response that sends
+// nothing after its head (no heartbeat) and ends when the client goes.
 
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -182,6 +186,19 @@ int main(int argc, char** argv) {
             room.leave(ws);
         },
         ws_options);
+
+    // An idle event stream: the head, then nothing until the client goes (open() turns
+    // false; the producer looks once a second).
+    app.get("/sse/idle", [](const vela::Request& req) {
+        vela::SseOptions quiet;
+        quiet.heartbeat = std::chrono::milliseconds(0);
+        return vela::sse(
+            req,
+            [](vela::SseStream& s) -> vela::Task<void> {
+                while (s.open()) co_await vela::sleep(std::chrono::seconds(1));
+            },
+            quiet);
+    });
 
     app.get("/users/{id}", [](vela::Request& req) {
         std::string_view id = req.param("id");
