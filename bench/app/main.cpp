@@ -200,6 +200,21 @@ int main(int argc, char** argv) {
             quiet);
     });
 
+    // Eight response header fields in the case applications write them (bench/callgrind's
+    // headers and h2c-headers: HTTP/1.1 copies the block, HTTP/2 lowers and indexes it).
+    app.get("/headers", [] {
+        vela::Response r("headers");
+        r.add_header("Cache-Control", "no-store");
+        r.add_header("X-Request-Id", "4f9c1c2e-8a51-4d6b-9b7e-2f3a6c1d0e42");
+        r.add_header("X-Frame-Options", "DENY");
+        r.add_header("X-Content-Type-Options", "nosniff");
+        r.add_header("Referrer-Policy", "no-referrer");
+        r.add_header("Vary", "Accept-Encoding");
+        r.add_header("ETag", "\"5e1f-2a\"");
+        r.add_header("Set-Cookie", "sid=8c1d4e; Path=/; HttpOnly");
+        return r;
+    });
+
     app.get("/users/{id}", [](vela::Request& req) {
         std::string_view id = req.param("id");
         std::string out;

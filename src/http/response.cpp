@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "vela/base/ascii.hpp"
 
@@ -16,6 +17,17 @@ bool has_forbidden(std::string_view s) noexcept {
 }
 }  // namespace
 
+// Appends "name: value\r\n" and records the two lengths (for_each_header()).
+[[gnu::always_inline]] inline void Response::append_field(std::string_view name,
+                                                          std::string_view value) {
+    if (field_count_ == 0xffff) throw std::invalid_argument("too many response header fields");
+    const auto e = static_cast<std::uint32_t>(name.size() << 16 | value.size());
+    if (field_count_ < kInlineFields) fields_[field_count_] = e;
+    ++field_count_;
+    append_header_bytes(name, ": ", value);
+    append_header_bytes("\r\n", {}, {});
+}
+
 Response::Response(Response&& o) noexcept
     : status_(o.status_),
       close_(o.close_),
@@ -27,7 +39,8 @@ Response::Response(Response&& o) noexcept
     if (o.extra_) [[unlikely]]
         extra_ = std::move(o.extra_);
     if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
-    if (o.field_count_) move_fields_from(o);
+    field_count_ = o.field_count_;
+    if (field_count_) std::memcpy(fields_, o.fields_, sizeof fields_);  // (fixed size: a few moves)
 }
 
 Response& Response::operator=(Response&& o) noexcept {
@@ -42,16 +55,22 @@ Response& Response::operator=(Response&& o) noexcept {
         if (o.extra_ || extra_) [[unlikely]]
             extra_ = std::move(o.extra_);
         if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
-        if (o.field_count_ || field_count_) move_fields_from(o);
+        field_count_ = o.field_count_;
+        if (field_count_)
+            std::memcpy(fields_, o.fields_, sizeof fields_);  // (fixed size: a few moves)
     }
     return *this;
 }
 
-void Response::move_fields_from(Response& o) noexcept {
-    field_count_ = o.field_count_;
-    upper_names_ = o.upper_names_;
-    std::memcpy(fields_, o.fields_, std::min<std::size_t>(field_count_, kInlineFields) * 4);
-    more_fields_ = std::move(o.more_fields_);
+std::size_t Response::next_field(std::string_view block, std::size_t pos, std::string_view& name,
+                                 std::string_view& value) noexcept {
+    if (pos >= block.size()) return 0;
+    const std::size_t eol = block.find("\r\n", pos);
+    const std::string_view line = block.substr(pos, eol - pos);
+    const std::size_t colon = line.find(": ");
+    name = line.substr(0, colon);
+    value = line.substr(colon + 2);
+    return eol + 2;
 }
 
 void Response::copy_from(const Response& o) {
@@ -65,9 +84,7 @@ void Response::copy_from(const Response& o) {
     extra_ = o.extra_;
     if (inline_size_) std::memcpy(inline_, o.inline_, inline_size_);
     field_count_ = o.field_count_;
-    upper_names_ = o.upper_names_;
-    std::memcpy(fields_, o.fields_, std::min<std::size_t>(field_count_, kInlineFields) * 4);
-    more_fields_ = o.more_fields_;
+    std::memcpy(fields_, o.fields_, sizeof fields_);  // (fixed size: a few moves)
 }
 
 Response::Response(const Response& o) { copy_from(o); }
@@ -119,8 +136,6 @@ void Response::drop_fields(bool (*drop)(std::string_view name, std::string_view 
     inline_size_ = 0;
     spilled_.clear();
     field_count_ = 0;
-    upper_names_ = false;
-    more_fields_.clear();
     for (const auto& [n, v] : keep) append_field(n, v);
 }
 
@@ -130,8 +145,9 @@ std::size_t Response::remove_header(std::string_view name) {
         content_type_ = {};  // a built-in type is not in the header block
         return 1;
     }
-    drop_fields([](std::string_view n, std::string_view wanted) { return ascii::iequals(n, wanted); },
-                name, removed);
+    drop_fields(
+        [](std::string_view n, std::string_view wanted) { return ascii::iequals(n, wanted); }, name,
+        removed);
     if (removed && ascii::iequals(name, "Content-Type")) custom_content_type_ = false;
     return removed;
 }
@@ -147,9 +163,9 @@ Response& Response::set_content_type(std::string_view value) {
     content_type_ = {};
     if (custom_content_type_) {
         std::size_t dropped = 0;  // rare: the block without the old Content-Type field
-        drop_fields([](std::string_view n, std::string_view) {
-            return ascii::iequals(n, "Content-Type");
-        }, {}, dropped);
+        drop_fields(
+            [](std::string_view n, std::string_view) { return ascii::iequals(n, "Content-Type"); },
+            {}, dropped);
     }
     custom_content_type_ = true;
     append_field("Content-Type", value);
@@ -162,27 +178,24 @@ Response& Response::add_header(std::string_view name, std::string_view value) {
         throw std::invalid_argument("invalid response header");
     if (name.size() > kMaxFieldPart || value.size() > kMaxFieldPart)
         throw std::invalid_argument("response header name or value over 64 KiB");
-    if (ascii::iequals(name, "Content-Length") || ascii::iequals(name, "Transfer-Encoding") ||
-        ascii::iequals(name, "Date") || ascii::iequals(name, "Connection"))
-        throw std::invalid_argument("header is managed by the server");
-    if (ascii::iequals(name, "Content-Type")) return set_content_type(value);
+    switch (name.size()) {  // the names the server writes itself, by length first
+        case 4:
+        case 10:
+        case 14:
+        case 17:
+            if (ascii::iequals(name, "Content-Length") ||
+                ascii::iequals(name, "Transfer-Encoding") || ascii::iequals(name, "Date") ||
+                ascii::iequals(name, "Connection"))
+                throw std::invalid_argument("header is managed by the server");
+            break;
+        case 12:
+            if (ascii::iequals(name, "Content-Type")) return set_content_type(value);
+            break;
+        default:
+            break;
+    }
     append_field(name, value);
     return *this;
-}
-
-// Appends "name: value\r\n" and records the two lengths (for_each_header()).
-void Response::append_field(std::string_view name, std::string_view value) {
-    if (field_count_ == 0xffff) throw std::invalid_argument("too many response header fields");
-    const auto e = static_cast<std::uint32_t>(name.size() << 16 | value.size());
-    if (field_count_ < kInlineFields)
-        fields_[field_count_] = e;
-    else
-        more_fields_.push_back(e);
-    ++field_count_;
-    for (char c : name)
-        if (c >= 'A' && c <= 'Z') upper_names_ = true;
-    append_header_bytes(name, ": ", value);
-    append_header_bytes("\r\n", {}, {});
 }
 
 void Response::append_header_bytes(std::string_view a, std::string_view b, std::string_view c) {

@@ -1027,7 +1027,7 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     // nghttp2 copies each name and value it is not told it may keep (and lower-cases the
     // names). Kept: the literals, the static content types, the loop's date buffer (rewritten
     // in place once a second, always 29 bytes), and the handler's fields, copied with one
-    // assign into the stream's `out_head` (lowered there when a name has upper case) and
+    // assign into the stream's `out_head` (the names lowered there in place) and
     // walked by the lengths the Response recorded: it lives until the stream is freed, after
     // its HEADERS frame went out or was dropped with the stream. The status and the length (a
     // few bytes on this stack) are copied.
@@ -1046,11 +1046,9 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
         const std::string_view block = r.header_block();
         std::string& out = s.out_head;
         out.assign(block.data(), block.size());  // its bytes no longer move
-        const bool lower = !r.header_names_lower();
         r.for_each_header([&](std::string_view n, std::string_view v) {
             char* name = out.data() + (n.data() - block.data());
-            if (lower)
-                for (std::size_t i = 0; i < n.size(); ++i) name[i] = ascii::lower(name[i]);
+            for (std::size_t i = 0; i < n.size(); ++i) name[i] = ascii::lower(name[i]);
             const std::string_view lowered(name, n.size());
             if (connection_specific(lowered)) return;
             add(lowered, std::string_view(out.data() + (v.data() - block.data()), v.size()),

@@ -11,7 +11,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "vela/http/file_body.hpp"
 #include "vela/http/status.hpp"
@@ -63,7 +62,7 @@ class Response {
   public:
     /// Header bytes kept inside the object before they spill to the heap.
     static constexpr std::size_t kInlineHeaderBytes = 224;
-    /// Header fields indexed inside the object before the index spills to the heap.
+    /// Header fields whose lengths are recorded (a response with more is walked by parsing).
     static constexpr std::size_t kInlineFields = 12;
     /// The longest header name, and the longest value, add_header takes.
     static constexpr std::size_t kMaxFieldPart = 0xffff;
@@ -153,20 +152,23 @@ class Response {
     /// Number of header fields in header_block().
     std::size_t header_count() const noexcept { return field_count_; }
     /// Calls `f(name, value)` for each field of header_block(), in order, from the lengths
-    /// recorded when it was added (no parsing); names are as given (see header_names_lower()).
+    /// recorded when it was added (no parsing); names are as given.
     template <class F>
     void for_each_header(F&& f) const {
-        const char* p = header_block().data();
+        const std::string_view block = header_block();
+        if (field_count_ > kInlineFields) [[unlikely]] {
+            std::string_view name, value;
+            for (std::size_t pos = 0; (pos = next_field(block, pos, name, value)) != 0;)
+                f(name, value);
+            return;
+        }
+        const char* p = block.data();
         for (std::size_t i = 0; i < field_count_; ++i) {
-            const std::uint32_t e = field_lengths(i);
-            const std::size_t name = e >> 16, value = e & 0xffff;
+            const std::size_t name = fields_[i] >> 16, value = fields_[i] & 0xffff;
             f(std::string_view(p, name), std::string_view(p + name + 2, value));
             p += name + value + 4;
         }
     }
-    /// True when no field name in header_block() has an upper-case letter (HTTP/2 sends the
-    /// names as they are then, without lowering a copy).
-    bool header_names_lower() const noexcept { return !upper_names_; }
 
     /// Produces a streamed body one piece at a time; std::nullopt ends it.
     using BodySource = std::function<std::optional<std::string>()>;
@@ -254,24 +256,21 @@ class Response {
     void drop_fields(bool (*drop)(std::string_view name, std::string_view arg),
                      std::string_view arg, std::size_t& dropped);
     void copy_from(const Response& o);
-    // A field's name length (high 16 bits) and value length (low 16 bits).
-    std::uint32_t field_lengths(std::size_t i) const noexcept {
-        return i < kInlineFields ? fields_[i] : more_fields_[i - kInlineFields];
-    }
-    void move_fields_from(Response& o) noexcept;
+    // The field of `block` at `pos`, and the position after it (0 at the end).
+    static std::size_t next_field(std::string_view block, std::size_t pos, std::string_view& name,
+                                  std::string_view& value) noexcept;
 
     Status status_ = Status::OK;
     bool close_ = false;
     bool custom_content_type_ = false;
     std::uint16_t inline_size_ = 0;
     std::uint16_t field_count_ = 0;  // fields in header_block()
-    bool upper_names_ = false;       // some field name has an upper-case letter
     std::string body_;
     std::string_view content_type_;  // static text only; a custom value lives in the headers
     std::string spilled_;            // header bytes once they outgrow inline_
     std::shared_ptr<Extra> extra_;   // streamed or file body, protocol switch
-    std::vector<std::uint32_t> more_fields_;  // lengths of the fields past kInlineFields
-    std::uint32_t fields_[kInlineFields];     // lengths of the first fields (field_lengths())
+    // Name length (high 16 bits) and value length (low 16) of the first kInlineFields fields.
+    std::uint32_t fields_[kInlineFields];
     char inline_[kInlineHeaderBytes];
 };
 
