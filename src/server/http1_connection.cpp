@@ -21,8 +21,7 @@ namespace vela::detail {
 using std::chrono::milliseconds;
 
 Http1Connection::Http1Connection(ServerWorker& worker, int fd, std::unique_ptr<tls::Stream> tls)
-    : worker_(worker),
-      t_(worker.loop(), fd, std::move(tls), driver_counts_bytes()) {
+    : worker_(worker), t_(worker.loop(), fd, std::move(tls), driver_counts_bytes()) {
     handshaking_ = t_.secure();
     t_.attach(*this, this, &Http1Connection::timer_fired);
 }
@@ -49,7 +48,7 @@ void Http1Connection::drain() {
     if (idle() || phase_ == Phase::linger) {
         close();
     } else {
-        close_after_ = close_after_ || (!busy_ && !(parser_ && parser_->started()));
+        close_after_ = close_after_ || (!busy_ && !request_started());
     }
 }
 
@@ -142,11 +141,10 @@ void Http1Connection::process() {
         if (!req_) {
             req_ = worker_.acquire_request();
             req_->set_connection(&info);
-            if (!parser_) parser_ = worker_.acquire_parser();
         }
-        ParseResult r = parser_->parse(t_.in.data(), t_.in.size(), *req_);
+        ParseResult r = req_->parser_.parse(t_.in.data(), t_.in.size(), *req_);
         if (r == ParseResult::incomplete) {
-            if (parser_->head_complete()) {
+            if (req_->parser_.head_complete()) {
                 if (!body_checked_) {
                     // Asked once per request whose body did not come with its head (a
                     // small request never gets here).
@@ -156,14 +154,14 @@ void Http1Connection::process() {
                         if (!dispatch()) break;  // the handler reads the body
                         continue;
                     }
-                    if (parser_->body_too_large()) {
+                    if (req_->parser_.body_too_large()) {
                         reject(Status::PayloadTooLarge);
                         break;
                     }
                     continue;  // parse on: the body may be here already (chunked pauses)
                 }
                 if (phase_ != Phase::body) set_phase(Phase::body, opt.body_timeout);
-                if (parser_->expects_continue() && !continue_sent_) {
+                if (req_->parser_.expects_continue() && !continue_sent_) {
                     t_.output();
                     write_continue(t_.out);
                     continue_sent_ = true;
@@ -179,15 +177,15 @@ void Http1Connection::process() {
                     hand_over_to_http2(nullptr, {});
                     return;
                 }
-                parser_->reset();  // the preface's first line: wait for the rest of it
+                req_->parser_.reset();  // the preface's first line: wait for the rest of it
                 break;
             }
-            reject(parser_->error());
+            reject(req_->parser_.error());
             break;
         }
         if (first_request_) {
             first_request_ = false;
-            if (parser_->upgrade() && try_h2c_upgrade()) return;
+            if (req_->parser_.upgrade() && try_h2c_upgrade()) return;
         }
         if (!dispatch()) break;  // an asynchronous handler has the request
     }
@@ -327,8 +325,8 @@ void Http1Connection::finish(Response& r) {
         body_->end(unread_body);
         body_streaming_ = false;
     }
-    t_.in.consume(parser_->consumed());
-    parser_->reset();
+    t_.in.consume(req_->parser_.consumed());
+    req_->parser_.reset();
     body_checked_ = false;
     continue_sent_ = false;
     if (!keep) close_after_ = true;
@@ -380,7 +378,7 @@ void Http1Connection::reject(Status s) {
     write_response(t_.out, r, WriteOptions{t_.loop().http_date(), false, false, false});
     close_after_ = true;
     t_.in.clear();
-    if (parser_) parser_->reset();
+    if (req_) req_->parser_.reset();
 }
 
 // A client that keeps reading a long body (or its paused pipeline) is not idle: progress
@@ -543,19 +541,24 @@ bool Http1Connection::flush() {
         begin_linger();
         return !t_.closed();
     }
-    if (!busy_ && !body_streaming_) {
-        // Nothing points into the input now (a request whose head is complete is parsed again
-        // from wherever its bytes move): an idle connection holds no buffer and no Request,
-        // one with half a request only those bytes.
-        if (t_.in.empty()) {
-            if (req_) worker_.release_request(std::move(req_));
-            if (parser_) worker_.release_parser(std::move(parser_));
-        } else if (req_ && parser_ && !parser_->head_complete()) {
-            worker_.release_request(std::move(req_));
-        }
-        t_.keep_input();
+    // Nothing points into the input now (a request whose head is complete is parsed again from
+    // wherever its bytes move): an idle connection holds no buffer, no Request and no parser,
+    // one with half a request only those bytes (keep_partial()).
+    if (!busy_ && t_.in.empty()) {
+        if (t_.in.capacity()) t_.loop().buffers().release(t_.in);
+        if (req_) worker_.release_request(std::move(req_));
+    } else if (!busy_ && !body_streaming_) [[unlikely]] {
+        keep_partial();
     }
     return true;
+}
+
+// Between reads with part of a request (or pipelined ones behind a body still being sent):
+// the bytes move out of the pooled buffer; a Request not yet filled goes back.
+void Http1Connection::keep_partial() {
+    if (req_ && !body_in_flight() && !req_->parser_.head_complete())
+        worker_.release_request(std::move(req_));  // (its parser's scan is redone later)
+    t_.keep_input();
 }
 
 void Http1Connection::on_write_ready() {
@@ -627,8 +630,8 @@ bool Http1Connection::try_h2c_upgrade() {
     // decode is not an upgrade: the request is answered over HTTP/1.1.
     std::optional<std::string> decoded = base64url_decode(settings);
     if (!decoded) return false;
-    t_.in.consume(parser_->consumed());
-    parser_->reset();
+    t_.in.consume(req_->parser_.consumed());
+    req_->parser_.reset();
     hand_over_to_http2(std::move(req_), std::move(*decoded));
     return true;
 }
@@ -647,9 +650,9 @@ void Http1Connection::hand_over_to_http2(std::unique_ptr<Request> upgraded, std:
 // The route reads this request's body itself (http1_request_body.cpp).
 void Http1Connection::start_body_stream() {
     if (!body_) body_ = std::make_unique<Http1RequestBody>(*this);
-    body_->start(*parser_, *req_);
+    body_->start(req_->parser_, *req_);
     body_streaming_ = true;
-    if (parser_->expects_continue() && !continue_sent_) {
+    if (req_->parser_.expects_continue() && !continue_sent_) {
         t_.output();
         write_continue(t_.out);
         continue_sent_ = true;
@@ -669,9 +672,9 @@ void Http1Connection::hand_over_to_websocket(std::shared_ptr<Upgrade> u, const R
     t_.out.append("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n");
     t_.out.append(r.header_block());
     t_.out.append("\r\n");
-    const std::string_view head(t_.in.data(), parser_->consumed());
-    t_.in.consume(parser_->consumed());  // the bytes stay where they are until the copy
-    parser_->reset();
+    const std::string_view head(t_.in.data(), req_->parser_.consumed());
+    t_.in.consume(req_->parser_.consumed());  // the bytes stay where they are until the copy
+    req_->parser_.reset();
     t_.detach();
     auto* ws = new WsConnection(worker_, std::move(t_), std::move(req_), head, std::move(up));
     ws->adopt_info(info);
@@ -686,7 +689,6 @@ void Http1Connection::release_buffers() noexcept {
     }
     t_.release_buffers();
     direct_.reset();
-    if (parser_) worker_.release_parser(std::move(parser_));
 }
 
 void Http1Connection::set_phase(Phase p, milliseconds timeout) {
@@ -714,7 +716,7 @@ void Http1Connection::on_timeout() {
             close();
             break;
         case Phase::header:
-            if (!(parser_ && parser_->started()) && t_.in.empty()) {
+            if (!request_started() && t_.in.empty()) {
                 close();  // nothing was sent: no request to answer
                 break;
             }

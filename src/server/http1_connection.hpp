@@ -71,6 +71,11 @@ class Http1Connection final : public Connection, public ResponseSink {
     void resume();
     void reject(Status s);
     bool flush();
+    void keep_partial();
+    // Part of a request has arrived (its Request may have gone back with keep_partial()).
+    bool request_started() const noexcept {
+        return req_ ? req_->parser_.started() : !t_.in.empty();
+    }
     // A streaming route's request body (App::streaming): http1_request_body.cpp.
     friend class Http1RequestBody;
     void start_body_stream();
@@ -92,7 +97,6 @@ class Http1Connection final : public Connection, public ResponseSink {
 
     ServerWorker& worker_;
     net::Transport t_;  // socket, TLS transform, timer entry, buffers
-    std::unique_ptr<RequestParser> parser_;  // while a request is in progress (pooled)
     std::unique_ptr<Request> req_;
     std::uint64_t deadline_ms_ = 0;
     Response::BodySource stream_;          // a streamed body still being produced

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -33,12 +34,6 @@ ServerWorker::ServerWorker(HttpHandler& handler, const ServerOptions& options, s
         }
         if (request_pool_.capacity() > 64 && request_pool_.size() <= 64)
             request_pool_.shrink_to_fit();
-        while (parser_pool_.size() > kKeptRequests) {
-            parser_pool_.pop_back();
-            freed += sizeof(RequestParser);
-        }
-        if (parser_pool_.capacity() > 64 && parser_pool_.size() <= 64)
-            parser_pool_.shrink_to_fit();
         return freed;
     });
 }
@@ -102,34 +97,24 @@ void ServerWorker::request_stop() {
     loop_.post([this] { begin_drain(); });
 }
 
-std::unique_ptr<Request> ServerWorker::acquire_request() {
-    if (request_pool_.empty()) return std::make_unique<Request>();
-    auto r = std::move(request_pool_.back());
-    request_pool_.pop_back();
+std::unique_ptr<Request> ServerWorker::new_request() {
+    auto r = std::make_unique<Request>();
+    r->parser_.set_limits(&options_.limits);
+    r->parser_.pause_after_body_head(
+        true);  // a streaming route may take the body (Http1Connection)
     return r;
 }
 
-std::unique_ptr<RequestParser> ServerWorker::new_parser() {
-    auto p = std::make_unique<RequestParser>(&options_.limits);
-    p->pause_after_body_head(true);  // a streaming route may take the body (Http1Connection)
-    return p;
-}
-
-void ServerWorker::release_parser(std::unique_ptr<RequestParser> p) noexcept {
-    if (parser_pool_.size() >= 4096) return;  // freed
-    if (p->started()) p->reset();  // (one that finished its request was reset then)
-    try {
-        parser_pool_.push_back(std::move(p));
-    } catch (...) {
+void ServerWorker::release_request_slow(std::unique_ptr<Request>&& r) noexcept {
+    if (request_pool_.size() >= 4096) {  // freed
+        r.reset();
+        return;
     }
-}
-
-void ServerWorker::release_request(std::unique_ptr<Request> r) noexcept {
-    if (request_pool_.size() >= 4096) return;  // freed
-    r->clear_locals();
     try {
+        request_pool_.reserve(std::max<std::size_t>(16, request_pool_.capacity() * 2));
         request_pool_.push_back(std::move(r));
     } catch (...) {
+        r.reset();
     }
 }
 

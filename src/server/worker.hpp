@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "vela/http/request.hpp"
-#include "vela/http/request_parser.hpp"
 #include "vela/reactor/loop.hpp"
 #include "vela/reactor/timer_wheel.hpp"
 #include "vela/server/server.hpp"
@@ -67,19 +66,23 @@ class ServerWorker final {
     bool draining() const noexcept { return draining_; }
 
     /// A Request object for a connection to fill (kept in a pool: idle connections hold none).
-    std::unique_ptr<Request> acquire_request();
-    void release_request(std::unique_ptr<Request> r) noexcept;
-    /// An HTTP/1.1 request parser, reset, for a connection with a request in progress (kept
-    /// in a pool: idle connections hold none).
-    std::unique_ptr<RequestParser> acquire_parser() {
-        if (parser_pool_.empty()) [[unlikely]]
-            return new_parser();
-        std::unique_ptr<RequestParser> p = std::move(parser_pool_.back());
-        parser_pool_.pop_back();
-        return p;
+    std::unique_ptr<Request> acquire_request() {
+        if (request_pool_.empty()) [[unlikely]]
+            return new_request();
+        std::unique_ptr<Request> r = std::move(request_pool_.back());
+        request_pool_.pop_back();
+        return r;
     }
-    /// Takes a parser back (reset) into the pool.
-    void release_parser(std::unique_ptr<RequestParser> p) noexcept;
+    /// Takes `r` back into the pool (leaving it null).
+    void release_request(std::unique_ptr<Request>&& r) noexcept {
+        r->clear_locals();
+        if (r->parser_.started()) [[unlikely]]
+            r->parser_.reset();  // (one whose request was answered was reset then)
+        if (request_pool_.size() < request_pool_.capacity()) [[likely]]
+            request_pool_.push_back(std::move(r));
+        else
+            release_request_slow(std::move(r));
+    }
 
     /// Puts a new connection in the list and counts it (accept; tests and fuzzers).
     void add_connection(Connection* c) noexcept;
@@ -121,8 +124,8 @@ class ServerWorker final {
     std::uint64_t next_emfile_log_ms_ = 0;
     static constexpr std::size_t kKeptRequests = 4;  // kept past a burst (Loop::add_trim)
     std::vector<std::unique_ptr<Request>> request_pool_;
-    std::vector<std::unique_ptr<RequestParser>> parser_pool_;
-    std::unique_ptr<RequestParser> new_parser();
+    std::unique_ptr<Request> new_request();
+    void release_request_slow(std::unique_ptr<Request>&& r) noexcept;
     std::size_t index_ = 0;
     LoopStats* stats_ = nullptr;  // metrics on: this loop's statistics
 };

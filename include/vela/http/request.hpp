@@ -18,8 +18,14 @@
 
 #include "vela/http/body_reader.hpp"
 #include "vela/http/method.hpp"
+#include "vela/http/request_parser.hpp"
 
 namespace vela {
+
+namespace detail {
+class Http1Connection;
+class ServerWorker;
+}  // namespace detail
 
 /// One header field as received (name case preserved, value without surrounding whitespace).
 struct Header {
@@ -222,6 +228,12 @@ class Request {
     std::size_t param_count() const noexcept { return param_count_; }
 
   private:
+    // The HTTP/1.1 driver's parse state for this request: pooled with it, so an idle
+    // connection holds neither.
+    friend class detail::Http1Connection;
+    friend class detail::ServerWorker;
+    RequestParser parser_{nullptr};
+
     struct Local {
         const void* key;
         std::shared_ptr<void> value;

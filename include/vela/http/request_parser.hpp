@@ -30,10 +30,11 @@
 
 #include "vela/http/chunked_decoder.hpp"
 #include "vela/http/limits.hpp"
-#include "vela/http/request.hpp"
 #include "vela/http/status.hpp"
 
 namespace vela {
+
+class Request;
 
 /// What parse() found: more bytes are needed, a whole request, or an error (see error()).
 enum class ParseResult : std::uint8_t { incomplete, complete, error };
@@ -43,6 +44,8 @@ class RequestParser {
   public:
     /// `limits` must outlive the parser.
     explicit RequestParser(const ParserLimits* limits) noexcept : limits_(limits) {}
+    /// Sets the limits (for a parser made without them; they must outlive it).
+    void set_limits(const ParserLimits* limits) noexcept { limits_ = limits; }
 
     /// Parses the request that starts at data[0]; `n` bytes are available. On `complete`,
     /// `req` is filled and consumed() tells how many bytes the request occupied. The bytes
@@ -124,3 +127,6 @@ class RequestParser {
 };
 
 }  // namespace vela
+
+// Request keeps a parser (the HTTP/1.1 driver's state for it), and the parser fills Requests.
+#include "vela/http/request.hpp"  // IWYU pragma: export
