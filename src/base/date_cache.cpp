@@ -4,10 +4,12 @@
 
 namespace vela {
 
-void DateCache::refresh() noexcept {
+bool DateCache::refresh() noexcept {
     timespec ts;
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-    if (ts.tv_sec != last_) set(ts.tv_sec);
+    if (ts.tv_sec == last_) return false;
+    set(ts.tv_sec);
+    return true;
 }
 
 void DateCache::set(std::time_t t) noexcept {

@@ -57,11 +57,7 @@ int Transport::write_out(bool more) {
     return 1;
 }
 
-void Transport::take_input() {
-    if (in.capacity() == 0) {
-        loop_->buffers().acquire(in);
-        return;
-    }
+void Transport::take_leftover() {
     Buffer leftover = std::move(in);  // (freed on return)
     loop_->buffers().acquire(in);
     in.append(leftover.data(), leftover.size());

@@ -1,7 +1,7 @@
 #include "vela/reactor/loop.hpp"
 
-#include <signal.h>
 #include <malloc.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <time.h>
@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -66,11 +67,28 @@ class Loop::SignalSink final : public IoSink {
     std::function<void(int)> fn_;
 };
 
+namespace {
+// glibc gives the top of the heap back whenever a free leaves more than 128 KiB there, and
+// maps blocks over its mmap threshold afresh each time: a connection that grows a buffer for
+// a burst and frees it after would pay brk or mmap, and page faults, for every burst (a 4 KiB
+// WebSocket echo ran at 8x the CPU per message). The loops give memory back themselves,
+// once a second after load (trim_memory()), so both are raised once per process, unless the
+// environment sets them (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_).
+void tune_malloc() noexcept {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (!std::getenv("MALLOC_TRIM_THRESHOLD_")) ::mallopt(M_TRIM_THRESHOLD, 64 << 20);
+        if (!std::getenv("MALLOC_MMAP_THRESHOLD_")) ::mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    });
+}
+}  // namespace
+
 Loop::Loop(LoopOptions options)
     : gate_(std::make_shared<detail::LoopGate>(this)),
       io_(std::make_unique<EpollBackend>()),
       wheel_(options.wheel_tick_ms),
       buffers_(options.buffer_size) {
+    tune_malloc();
     auto* stub = new Posted;
     head_ = stub;
     tail_.store(stub, std::memory_order_relaxed);
@@ -108,7 +126,8 @@ void Loop::refresh_clock() noexcept {
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     now_ms_ = static_cast<std::uint64_t>(ts.tv_sec) * 1000 +
               static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
-    date_.refresh();
+    if (date_.refresh()) [[unlikely]]
+        trim_memory();  // once a second: memory a burst of load left behind goes back
 }
 
 void Loop::post(UniqueFunction fn) {
@@ -196,22 +215,32 @@ int Loop::poll_timeout() const noexcept {
         int ms = d.count() < 0 ? 0 : static_cast<int>(std::min<long long>(d.count(), 1 << 30));
         t = t < 0 ? ms : std::min(t, ms);
     }
-    if (trim_wanted_ || buffers_.free_count() > kKeptBuffers) {
-        // Memory to give back: wake for the trim even if nothing else happens.
-        const int ms = next_trim_ms_ > now_ms_ ? static_cast<int>(next_trim_ms_ - now_ms_) : 0;
-        t = t < 0 ? ms : std::min(t, ms);
-    }
     return t;
 }
 
 // After a burst of load: the pooled buffers beyond the floor, what the other pools added
 // with add_trim() keep beyond theirs, and then the C library's free memory go back to the
 // system (RSS returns near idle within about kTrimPeriodMs of the load's end).
+
+void Loop::trim_later() noexcept {
+    if (trim_wanted_) return;
+    trim_wanted_ = true;
+    // A loop with nothing else to do still wakes for it: the wheel entry fires then (or the
+    // clock's next second trims first).
+    if (!trim_entry_.fire) {
+        trim_entry_.owner = this;
+        trim_entry_.fire = [](TimerWheel::Entry* e) {
+            static_cast<Loop*>(e->owner)->trim_memory();
+        };
+    }
+    wheel_.schedule(trim_entry_, now_ms_, kTrimPeriodMs);
+}
+
 void Loop::trim_memory() noexcept {
-    next_trim_ms_ = now_ms_ + kTrimPeriodMs;
-    std::size_t freed = buffers_.trim(kKeptBuffers);
-    for (auto& trim : trims_) freed += trim();
-    if (freed || trim_wanted_) ::malloc_trim(0);
+    wheel_.cancel(trim_entry_);
+    buffers_.trim(kKeptBuffers);
+    for (auto& trim : trims_) trim();
+    ::malloc_trim(0);  // (a loop with nothing to do sees no new second: idle costs nothing)
     trim_wanted_ = false;
 }
 
@@ -254,8 +283,6 @@ void Loop::run() {
         run_timers();
         wheel_.advance(now_ms_);
         run_deferred();
-        if (now_ms_ >= next_trim_ms_) [[unlikely]]
-            trim_memory();
     }
     run_posted();
     while (!deferred_.empty()) run_deferred();

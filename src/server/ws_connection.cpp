@@ -46,13 +46,14 @@ WsConnection::WsConnection(ServerWorker& worker, net::Transport&& t, std::unique
                            std::string_view head, std::shared_ptr<WsUpgrade> up)
     : worker_(worker),
       t_(std::move(t)),
-      head_(head),
+      head_(std::make_unique_for_overwrite<char[]>(head.size())),
       req_(std::move(req)),
       endpoint_(up->endpoint),
       opt_(endpoint_->options),
       reader_opt_{opt_.max_frame, opt_.max_message, true},
       reader_(reader_opt_) {
-    req_->rebase(head.data(), head.size(), head_.data());
+    if (!head.empty()) std::memcpy(head_.get(), head.data(), head.size());
+    req_->rebase(head.data(), head.size(), head_.get());
     protocol = ConnectionProtocol::websocket;
     t_.attach(*this, this, &WsConnection::timer_fired);
     if (up->deflate) {
@@ -102,7 +103,7 @@ void WsConnection::start() {
     if (endpoint_->session && req_) {
         // The coroutine has its frame and took no request: nothing can reach the request now.
         worker_.release_request(std::move(req_));
-        std::string().swap(head_);
+        head_.reset();
     }
     if (task) {
         auto d = detail::run_detached(std::move(task),
@@ -248,7 +249,7 @@ void WsConnection::deliver_close(std::uint16_t code, std::string_view reason) {
     if (ended_) return;
     ended_ = true;
     close_code_ = code;
-    close_reason_.assign(reason);
+    if (!reason.empty()) close_reason_ = std::make_unique<std::string>(reason);
     if (shared_) shared_->open.store(false, std::memory_order_relaxed);
     // Waiting coroutines learn it from the loop, not from inside whatever ended the session
     // (a broadcast's fan-out, a send's policy, a timer).
@@ -283,7 +284,9 @@ WsMessage WsConnection::take_message() noexcept {
         has_next_ = false;
         return WsMessage{next_type_, held_view_, 0};
     }
-    return WsMessage{WsType::close, close_reason_, close_code_};
+    return WsMessage{WsType::close,
+                     close_reason_ ? std::string_view(*close_reason_) : std::string_view{},
+                     close_code_};
 }
 
 // ---- writing --------------------------------------------------------------------------------
@@ -515,9 +518,7 @@ void WsConnection::left(Hub::Room* r) noexcept {
 }
 
 // Broadcasts are compressed once with the default window and no context.
-bool WsConnection::takes_deflated_broadcast() const noexcept {
-    return default_window_;
-}
+bool WsConnection::takes_deflated_broadcast() const noexcept { return default_window_; }
 
 // The other threads' queue, drained in one go: every frame into the output, one write.
 void WsConnection::drain_shared() {

@@ -128,7 +128,7 @@ class WsConnection final : public Connection, public WebSocket {
         return req_ ? req_->path() : std::string_view(endpoint_->path);
     }
 
-    std::string head_;  // the request's bytes; req_'s views point here
+    std::unique_ptr<char[]> head_;  // the request's bytes; req_'s views point here
     std::unique_ptr<Request> req_;  // kept for a route coroutine that takes it
     std::shared_ptr<const WsEndpoint> endpoint_;
     std::shared_ptr<WsUpgrade> up_;  // kept only for a subprotocol
@@ -139,8 +139,8 @@ class WsConnection final : public Connection, public WebSocket {
     std::unique_ptr<ws::Deflater> deflater_;  // only when the window is not the shared one's
     std::string_view held_view_;     // the held message (in the input or the reader's buffer)
     std::size_t held_consumed_ = 0;  // input bytes to drop when it is released
-    std::string close_reason_;
-    mutable std::shared_ptr<WsShared> shared_;  // made by the first sender()
+    std::unique_ptr<std::string> close_reason_;  // the client's, when it gave one
+    mutable std::shared_ptr<WsShared> shared_;   // made by the first sender()
     std::vector<Hub::Room*> rooms_;
     WebSocket::SendAwaiter* waiters_ = nullptr;  // senders waiting for space, FIFO
     WebSocket::SendAwaiter* waiters_tail_ = nullptr;

@@ -13,8 +13,8 @@ class DateCache {
   public:
     /// Reads the clock and formats the current time.
     DateCache() { refresh(); }
-    /// Re-reads the clock; reformats only when the second changed.
-    void refresh() noexcept;
+    /// Reads the clock and rewrites the text when the second changed; true when it did.
+    bool refresh() noexcept;
     /// Formats `t` as the cached text, without reading the clock (for tests); see get().
     void set(std::time_t t) noexcept;
     /// "Sun, 06 Nov 1994 08:49:37 GMT" (29 bytes).

@@ -71,18 +71,21 @@ class Transport {
     /// practice the loop's one read buffer), with the leftover bytes keep_input() kept moved
     /// to its front.
     Buffer& input() {
-        if (in.capacity() < loop_->buffers().buffer_size()) [[unlikely]]
-            take_input();
+        if (in.capacity() == 0)
+            loop_->buffers().acquire(in);
+        else if (in.capacity() < loop_->buffers().buffer_size()) [[unlikely]]
+            take_leftover();
         return in;
     }
     /// After the driver parsed what it could, and no view into the input is kept: an empty
     /// buffer goes back to the pool; the leftover bytes of a partial message, up to
     /// kLeftoverMax, move to an allocation of their own size (an idle connection holding
-    /// half a request keeps those bytes, not a pooled buffer). More stay where they are.
+    /// half a request keeps those bytes, not a pooled buffer). More stay where they are, and
+    /// so does a buffer grown past the pooled size (a connection reading that much is busy).
     void keep_input() noexcept {
         if (in.empty()) {
             if (in.capacity()) loop_->buffers().release(in);
-        } else if (in.size() <= kLeftoverMax && in.capacity() >= loop_->buffers().buffer_size()) {
+        } else if (in.size() <= kLeftoverMax && in.capacity() == loop_->buffers().buffer_size()) {
             keep_leftover();
         }
     }
@@ -154,7 +157,7 @@ class Transport {
     Buffer out;
 
   private:
-    void take_input();
+    void take_leftover();
     void keep_leftover() noexcept;
 
     Loop* loop_;

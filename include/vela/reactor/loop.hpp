@@ -131,7 +131,7 @@ class Loop {
     BufferPool& buffers() noexcept { return buffers_; }
     /// Buffers the pool keeps for the next burst of load; past a burst, the rest are freed.
     static constexpr std::size_t kKeptBuffers = 4;
-    /// How often, at most, the loop gives memory back (and how long after load it does).
+    /// How long after the load the loop gives memory back, at most (it does on the second).
     static constexpr std::uint64_t kTrimPeriodMs = 1000;
     /// Adds `trim` to what runs when the loop gives memory back (at most once a
     /// kTrimPeriodMs, while there is anything to give): it frees what a pool of its keeps
@@ -139,7 +139,7 @@ class Loop {
     void add_trim(std::function<std::size_t()> trim) { trims_.push_back(std::move(trim)); }
     /// Memory was freed that the C library would keep (connections closed): give it back to
     /// the system at the next trim, within kTrimPeriodMs even if the loop has nothing to do.
-    void trim_later() noexcept { trim_wanted_ = true; }
+    void trim_later() noexcept;
     /// The Date header value, refreshed once per iteration.
     std::string_view http_date() const noexcept { return date_.get(); }
     /// Milliseconds on the monotonic clock, read once per iteration.
@@ -163,7 +163,7 @@ class Loop {
     void run_timers();
     void run_deferred();
     int poll_timeout() const noexcept;
-    void trim_memory() noexcept;
+    [[gnu::cold, gnu::noinline]] void trim_memory() noexcept;
 
     std::shared_ptr<detail::LoopGate> gate_;
     std::unique_ptr<IoBackend> io_;
@@ -171,8 +171,8 @@ class Loop {
     BufferPool buffers_;
     DateCache date_;
     std::uint64_t now_ms_ = 0;
-    std::uint64_t next_trim_ms_ = 0;
     bool trim_wanted_ = false;
+    TimerWheel::Entry trim_entry_;  // wakes an idle loop for a wanted trim
     std::vector<std::function<std::size_t()>> trims_;
     std::atomic<bool> running_{false};
     std::atomic<bool> stop_{false};
