@@ -25,45 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include "alloc/live_bytes.hpp"
 #include "vela/net/socket.hpp"
 #include "vela/vela.hpp"
-
-namespace {
-std::atomic<long long> g_live_bytes{0};
-// Live blocks per usable size, in 16-byte classes up to 64 KiB (the last class takes the rest).
-constexpr std::size_t kClasses = 4097;
-std::array<std::atomic<long long>, kClasses> g_live_by_size{};
-
-std::size_t size_class(std::size_t usable) { return std::min(usable / 16, kClasses - 1); }
-}  // namespace
-
-// The replacements below pair malloc with free on purpose.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-namespace {
-void* counted_alloc(std::size_t n) {
-    void* p = std::malloc(n ? n : 1);
-    if (!p) throw std::bad_alloc();
-    const std::size_t u = malloc_usable_size(p);
-    g_live_bytes.fetch_add(static_cast<long long>(u), std::memory_order_relaxed);
-    g_live_by_size[size_class(u)].fetch_add(1, std::memory_order_relaxed);
-    return p;
-}
-void counted_free(void* p) noexcept {
-    if (!p) return;
-    const std::size_t u = malloc_usable_size(p);
-    g_live_bytes.fetch_sub(static_cast<long long>(u), std::memory_order_relaxed);
-    g_live_by_size[size_class(u)].fetch_sub(1, std::memory_order_relaxed);
-    std::free(p);
-}
-}  // namespace
-
-void* operator new(std::size_t n) { return counted_alloc(n); }
-void* operator new[](std::size_t n) { return counted_alloc(n); }
-void operator delete(void* p) noexcept { counted_free(p); }
-void operator delete[](void* p) noexcept { counted_free(p); }
-void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
-void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
 
 namespace {
 
@@ -73,20 +37,9 @@ constexpr int kStreams = 10'000;
 constexpr long long kBudget = 2048;  // bytes per idle stream
 constexpr std::string_view kFirstEvent = "data: hello\n\n";
 
-struct Snapshot {
-    long long live = 0;    // bytes through operator new
-    long long malloc = 0;  // every malloc'd byte (nghttp2, zlib, OpenSSL and operator new)
-    std::array<long long, kClasses> by_size{};
-};
-
-Snapshot snapshot() {
-    Snapshot s;
-    s.live = g_live_bytes.load();
-    const struct mallinfo2 mi = ::mallinfo2();
-    s.malloc = static_cast<long long>(mi.uordblks + mi.hblkhd);
-    for (std::size_t i = 0; i < kClasses; ++i) s.by_size[i] = g_live_by_size[i].load();
-    return s;
-}
+using vela::test::kClasses;
+using vela::test::snapshot;
+using vela::test::Snapshot;
 
 // ---- the client process -------------------------------------------------------------------
 
