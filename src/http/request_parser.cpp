@@ -94,9 +94,8 @@ bool host_valid(std::string_view h) noexcept {
         // (port), at '%' or at an invalid byte. A percent-encoded reg-name (rare) is finished
         // and its escapes checked apart.
         const auto* p = reinterpret_cast<const unsigned char*>(h.data());
-        while (i + 4 <= h.size() && (kHostPlain[p[i]] & kHostPlain[p[i + 1]] &
-                                     kHostPlain[p[i + 2]] & kHostPlain[p[i + 3]]))
-            i += 4;
+        auto plain = [p](std::size_t k) { return static_cast<unsigned>(kHostPlain[p[k]]); };
+        while (i + 4 <= h.size() && (plain(i) & plain(i + 1) & plain(i + 2) & plain(i + 3))) i += 4;
         while (i < h.size() && kHostPlain[p[i]]) ++i;
         if (i < h.size() && h[i] == '%') [[unlikely]] {
             while (i < h.size() && http::is_regname_char(static_cast<unsigned char>(h[i]))) ++i;
