@@ -439,6 +439,7 @@ class Builder {
         if (secured) error(401, false);
         if (has_params) error(404, false);
         if (found.reads_body) error(415, true);
+        if (found.validates) error(422, true);  // constraints (VELA_VALIDATE) broken
         error(500, false);
         std::stable_sort(out.begin(), out.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });

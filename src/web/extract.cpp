@@ -21,7 +21,7 @@ struct Problem {
     std::string_view type = "about:blank";
     std::string_view title;
     int status = 0;
-    std::string detail;
+    std::optional<std::string> detail;  // left out when there is nothing to say
     std::optional<std::vector<ProblemItem>> errors;
 };
 VELA_REFLECT(Problem, type, title, status, detail, errors)
@@ -29,6 +29,7 @@ VELA_REFLECT(Problem, type, title, status, detail, errors)
 Response to_response(const Problem& p) {
     json::WriteOptions lenient;
     lenient.replace_invalid_utf8 = true;  // details may quote bytes from the request
+    lenient.skip_null_members = true;     // no "detail" or "errors" when there are none
     std::string body;
     (void)json::write_to(body, p, lenient);
     return Response::with_body(static_cast<Status>(p.status), std::move(body), mime::problem_json);
@@ -38,7 +39,7 @@ Problem make_problem(Status status, std::string detail) {
     Problem p;
     p.title = reason_phrase(status);
     p.status = code(status);
-    p.detail = std::move(detail);
+    if (!detail.empty()) p.detail = std::move(detail);
     return p;
 }
 
@@ -92,6 +93,56 @@ Response form_problem(std::string_view name, std::string_view message) {
     std::string pointer = "#/";  // RFC 6901: '~' is ~0, '/' is ~1
     for (char c : name) c == '~' ? pointer += "~0" : c == '/' ? pointer += "~1" : pointer += c;
     p.errors.emplace().push_back(ProblemItem{std::string(message), pointer, std::nullopt});
+    return to_response(p);
+}
+
+namespace {
+
+// The parameter a query violation is about: the member named first ("/tag/2" is "tag").
+std::string parameter_of(std::string_view pointer) {
+    std::string name;
+    const std::string_view first = pointer.substr(1, pointer.find('/', 1) - 1);
+    for (std::size_t i = 0; i < first.size(); ++i) {  // RFC 6901's ~0 and ~1
+        if (first[i] == '~' && i + 1 < first.size())
+            name += first[++i] == '1' ? '/' : '~';
+        else
+            name += first[i];
+    }
+    return name;
+}
+
+}  // namespace
+
+std::string violations_detail(const json::Violations& violations, ValueSource source) {
+    std::string detail = source == ValueSource::json_body ? "the JSON body"
+                         : source == ValueSource::query   ? "the query"
+                                                          : "the form";
+    detail += violations.size() == 1 ? " breaks a constraint: " : " breaks constraints: ";
+    bool first = true;
+    for (const json::Violation& v : violations) {
+        if (!first) detail += "; ";
+        first = false;
+        if (v.pointer.empty())
+            detail += "the value";
+        else if (source == ValueSource::query)
+            detail.append("'").append(parameter_of(v.pointer)).append("'");
+        else
+            detail += v.pointer;
+        detail.append(" ").append(v.message);
+    }
+    return detail;
+}
+
+Response validation_problem(const json::Violations& violations, ValueSource source) {
+    Problem p = make_problem(Status::UnprocessableContent, violations_detail(violations, source));
+    auto& errors = p.errors.emplace();
+    errors.reserve(violations.size());
+    for (const json::Violation& v : violations) {
+        if (source == ValueSource::query && !v.pointer.empty())
+            errors.push_back(ProblemItem{v.message, std::nullopt, parameter_of(v.pointer)});
+        else
+            errors.push_back(ProblemItem{v.message, "#" + v.pointer, std::nullopt});
+    }
     return to_response(p);
 }
 

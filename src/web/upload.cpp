@@ -230,6 +230,11 @@ std::string default_temp_dir() {
 
 // ---- read_multipart -------------------------------------------------------------------------
 
+// The form without options: a call `co_await read_multipart(req)` makes no temporary (g++ 12
+// relocates an aggregate temporary such as a defaulted `UploadOptions{}` argument inside a
+// co_await expression, and its std::string then frees a pointer into the coroutine frame).
+Task<MultipartForm> read_multipart(Request& req) { return read_multipart(req, UploadOptions()); }
+
 Task<MultipartForm> read_multipart(Request& req, UploadOptions options) {
     std::string boundary, why;
     const Status s = parse_multipart_content_type(req.header("Content-Type"), boundary, why);

@@ -43,13 +43,6 @@ struct Page {
 };
 VELA_REFLECT(Page, limit, offset)
 
-// A shell word: 'text' with each ' written as '\''.
-std::string quote(std::string_view s) {
-    std::string q = "'";
-    for (char c : s) c == '\'' ? q += "'\\''" : q += c;
-    return q + "'";
-}
-
 class FormE2e : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -77,12 +70,10 @@ class FormE2e : public ::testing::Test {
 
     // Runs curl with `args` against `path`; the output ends with "\n<status>".
     std::pair<int, std::string> curl(const std::string& args, const std::string& path) {
-        const Ran r = run_command("timeout 20 curl -sS --max-time 10 -w '\\n%{http_code}' " + args +
-                                  " " + quote(base + path) + " 2>&1");
-        EXPECT_EQ(r.status, 0) << r.out;
-        const std::size_t nl = r.out.rfind('\n');
-        if (nl == std::string::npos) return {0, r.out};
-        return {std::atoi(r.out.c_str() + nl + 1), r.out.substr(0, nl)};
+        bool ok = false;
+        auto out = curl_status(args, base + path, &ok);
+        EXPECT_TRUE(ok) << out.second;
+        return out;
     }
 
     HttpResponse send(const std::string& request) {
@@ -106,10 +97,10 @@ class FormE2e : public ::testing::Test {
 TEST_F(FormE2e, CurlDataUrlencodedFillsTheStruct) {
     if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     const auto [status, body] =
-        curl("--data-urlencode " + quote("user=Zoë & co+=") + " --data-urlencode age=42" +
+        curl("--data-urlencode " + shell_quote("user=Zoë & co+=") + " --data-urlencode age=42" +
                  " --data-urlencode newsletter=on --data-urlencode plan=pro" +
-                 " --data-urlencode " + quote("referrer=https://x.test/?a=1&b=2") +
-                 " --data-urlencode " + quote("tags=a b") + " --data-urlencode tags=100%",
+                 " --data-urlencode " + shell_quote("referrer=https://x.test/?a=1&b=2") +
+                 " --data-urlencode " + shell_quote("tags=a b") + " --data-urlencode tags=100%",
              "/form");
     EXPECT_EQ(status, 200) << body;
     EXPECT_EQ(body, R"({"user":"Zoë & co+=","age":42,"newsletter":true,"plan":"pro",)"
@@ -162,7 +153,8 @@ TEST_F(FormE2e, CurlOtherContentTypesAre415) {
     if (!have("curl")) GTEST_SKIP() << "needs curl (Debian package curl)";
     for (const char* type : {"text/plain", "application/json", "multipart/form-data; boundary=x"}) {
         const auto [status, body] = curl(
-            "-H " + quote(std::string("Content-Type: ") + type) + " --data-binary user=a", "/form");
+            "-H " + shell_quote(std::string("Content-Type: ") + type) + " --data-binary user=a",
+            "/form");
         EXPECT_EQ(status, 415) << type;
         EXPECT_NE(body.find("application/x-www-form-urlencoded"), std::string::npos) << body;
     }

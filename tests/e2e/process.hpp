@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <cstdlib>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace vela::e2e {
 
@@ -45,6 +48,25 @@ inline bool have_curl_h2() { return succeeds("curl --version 2>/dev/null | grep 
 /// Whether `tool` is a command on PATH (or an executable path).
 inline bool have(const std::string& tool) {
     return succeeds(std::string("command -v ").append(tool));
+}
+
+/// `s` as one shell word: 'text', each ' written as '\''.
+inline std::string shell_quote(std::string_view s) {
+    std::string q = "'";
+    for (char c : s) c == '\'' ? q += "'\\''" : q += c;
+    return q + "'";
+}
+
+/// Runs curl with `args` on `url`: the HTTP status (0 when curl printed none) and the body
+/// (with curl's own error message, if any); `curl_ok` is false when curl itself failed.
+inline std::pair<int, std::string> curl_status(const std::string& args, const std::string& url,
+                                               bool* curl_ok = nullptr) {
+    const Ran r = run_command("timeout 20 curl -sS --max-time 10 -w '\\n%{http_code}' " + args +
+                              " " + shell_quote(url) + " 2>&1");
+    if (curl_ok) *curl_ok = r.status == 0;
+    const std::size_t nl = r.out.rfind('\n');
+    if (nl == std::string::npos) return {0, r.out};
+    return {std::atoi(r.out.c_str() + nl + 1), r.out.substr(0, nl)};
 }
 
 }  // namespace vela::e2e

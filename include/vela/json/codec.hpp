@@ -18,7 +18,8 @@
 // present (else "missing required field"); any other absent member takes the value it has in
 // a value-initialized T (its default member initializer, else zero / empty / nullopt), also
 // when reading into an object that held other values; unknown fields are skipped (or
-// rejected, see ParseOptions); a repeated field keeps its last value.
+// rejected, see ParseOptions and VELA_REJECT_UNKNOWN); a repeated field keeps its last value.
+// Constraints (VELA_VALIDATE) are checked apart from reading: json::validate (validate.hpp).
 
 #include <array>
 #include <chrono>
@@ -245,7 +246,7 @@ bool read_struct(Reader& r, T& obj) {
         const int res = read_field(r, obj, key, seen, seq);
         if (res > 0) continue;
         if (res == 0) return false;
-        if (r.options().reject_unknown_fields) return r.fail_unknown();
+        if (rejects_unknown<T>() || r.options().reject_unknown_fields) return r.fail_unknown();
         if (!r.skip()) return false;
     }
     return r.ok() && check_fields(r, obj, seen, seq);

@@ -7,5 +7,6 @@
 #include "vela/json/reader.hpp"
 #include "vela/json/reflect.hpp"
 #include "vela/json/types.hpp"
+#include "vela/json/validate.hpp"
 #include "vela/json/value.hpp"
 #include "vela/json/writer.hpp"

@@ -86,6 +86,11 @@
         return std::make_tuple(VELA_JSON_FOR_EACH(VELA_JSON_FIELD, Type, __VA_ARGS__)); \
     }
 
+/// Makes reading a `Type` refuse members VELA_REFLECT does not list (JSON fields, query
+/// parameters, form fields); its OpenAPI schema says additionalProperties: false.
+#define VELA_REJECT_UNKNOWN(Type) \
+    [[maybe_unused]] constexpr bool vela_json_reject_unknown(const Type*) noexcept { return true; }
+
 /// Describes the JSON strings of enum `Type`: VELA_ENUM(Type, a, VELA_AS(b, "B"), ...).
 #define VELA_ENUM(Type, ...)                                                            \
     [[maybe_unused]] constexpr auto vela_json_enum(const Type*) noexcept {              \
@@ -157,6 +162,15 @@ template <class T>
 concept ReflectedEnum = std::is_enum_v<T> && requires(const T* p) {
     vela_json_enum(p);
 };
+
+/// True when VELA_REJECT_UNKNOWN(T) was declared: reading refuses members T does not list.
+template <class T>
+constexpr bool rejects_unknown() noexcept {
+    if constexpr (requires(const T* p) { vela_json_reject_unknown(p); })
+        return vela_json_reject_unknown(static_cast<const T*>(nullptr));
+    else
+        return false;
+}
 
 /// The field descriptors of a Reflected type, as a constexpr tuple.
 template <Reflected T>

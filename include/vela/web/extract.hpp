@@ -28,12 +28,18 @@
 // HTML form sends an empty number field; a repeated parameter fills a std::vector, and for
 // other members the last one wins.
 //
+// Constraints (VELA_VALIDATE, see json/validate.hpp) are checked once the value is read: a
+// value that breaks any is answered 422 with an application/problem+json body whose "errors"
+// list every violation, each with its JSON Pointer ("pointer": "#/tags/2") or, for a query,
+// its parameter. VELA_REJECT_UNKNOWN(T) makes an unknown member (field, parameter) a 400.
+//
 // Any type with `static std::optional<P> from_request(Request&, Response& error)` can be a
 // handler parameter the same way (see handler_traits.hpp).
 
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
@@ -66,6 +72,29 @@ Response unsupported_json_media_type(std::string_view content_type);
 Response query_problem(std::string_view name, std::string_view message);
 /// A 400 problem response for form field `name` (its "pointer" is `#/name`).
 Response form_problem(std::string_view name, std::string_view message);
+/// Where a checked value came from: its violations are named by JSON Pointer (a body) or by
+/// parameter (a query).
+enum class ValueSource : std::uint8_t { json_body, query, form };
+/// "the JSON body breaks constraints: /title must be ...; /rating must be ...".
+std::string violations_detail(const json::Violations& violations, ValueSource source);
+/// The 422 problem response listing every violation of a value read from `source`.
+Response validation_problem(const json::Violations& violations, ValueSource source);
+
+/// Checks the constraints of `value` (VELA_VALIDATE); false with the 422 answer in `error`.
+/// Compiles to nothing for a type without constraints.
+template <class T>
+bool check_constraints(const T& value, ValueSource source, Response& error) {
+    if constexpr (json::has_rules_v<T>) {
+        json::Violations v;
+        if (json::validate(value, v)) return true;
+        error = validation_problem(v, source);
+        return false;
+    } else {
+        (void)value, (void)source, (void)error;
+        return true;
+    }
+}
+
 /// True for application/x-www-form-urlencoded, with or without parameters, any case.
 bool is_form_media_type(std::string_view content_type) noexcept;
 /// The 415 answer to a body that is not declared as a urlencoded form.
@@ -187,7 +216,21 @@ bool fill_reflected(const UrlPairs& items, T& out, std::string_view& bad, std::s
         bad = f.name;
         return false;
     };
-    return std::apply([&](const auto&... f) { return (fill(f) && ...); }, json::fields_of<T>);
+    if (!std::apply([&](const auto&... f) { return (fill(f) && ...); }, json::fields_of<T>))
+        return false;
+    if constexpr (json::rejects_unknown<T>()) {  // VELA_REJECT_UNKNOWN
+        for (const auto& pair : items) {
+            const bool known =
+                std::apply([&](const auto&... f) { return ((f.name == pair.first) || ...); },
+                           json::fields_of<T>);
+            if (!known) {
+                bad = pair.first;
+                why = "unknown parameter";
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 /// The value a typed parameter carries, reached with * and ->.
@@ -223,6 +266,8 @@ struct Json : detail::Holder<T> {
             error = problem_response(e);
             return std::nullopt;
         }
+        if (!detail::check_constraints(out->value, detail::ValueSource::json_body, error))
+            return std::nullopt;
         return out;
     }
 };
@@ -240,7 +285,11 @@ struct Query : detail::Holder<T> {
         std::optional<Query> out(std::in_place);
         std::string_view bad;
         std::string why;
-        if (detail::fill_reflected(q.items, out->value, bad, why)) return out;
+        if (detail::fill_reflected(q.items, out->value, bad, why)) {
+            if (!detail::check_constraints(out->value, detail::ValueSource::query, error))
+                return std::nullopt;
+            return out;
+        }
         error = detail::query_problem(bad, why);
         return std::nullopt;
     }
@@ -308,7 +357,11 @@ class FormData {
         std::optional<T> out(std::in_place);
         std::string_view bad;
         std::string why;
-        if (detail::fill_reflected(items_, *out, bad, why)) return out;
+        if (detail::fill_reflected(items_, *out, bad, why)) {
+            if (!detail::check_constraints(*out, detail::ValueSource::form, error))
+                return std::nullopt;
+            return out;
+        }
         error = detail::form_problem(bad, why);
         return std::nullopt;
     }
@@ -328,7 +381,11 @@ struct Form : detail::Holder<T> {
         std::optional<Form> out(std::in_place);
         std::string_view bad;
         std::string why;
-        if (detail::fill_reflected(data->items(), out->value, bad, why)) return out;
+        if (detail::fill_reflected(data->items(), out->value, bad, why)) {
+            if (!detail::check_constraints(out->value, detail::ValueSource::form, error))
+                return std::nullopt;
+            return out;
+        }
         error = detail::form_problem(bad, why);
         return std::nullopt;
     }

@@ -89,6 +89,8 @@ struct Operation {
     bool reads_request = false;
     /// Reads a typed body, so a 415 can answer it.
     bool reads_body = false;
+    /// Reads a value with constraints (VELA_VALIDATE), so a 422 can answer it.
+    bool validates = false;
     /// Takes vela::JwtClaims: bearer authentication, answered 401 without a token.
     bool bearer = false;
 };
@@ -237,17 +239,51 @@ json::Value member_schema(Schemas& s) {
         return schema_of<M>(s);
 }
 
+// States rule `r` (VELA_VALIDATE) on the schema of a member of type M.
+template <class M, class R>
+void describe_rule(const R& r, json::Value& schema) {
+    if constexpr (json::detail::is_optional<M>::value) {
+        describe_rule<typename M::value_type>(r, schema);
+    } else if constexpr (requires { r.rules; }) {  // each(...): the elements' schema
+        json::Value* items =
+            schema.find(json::detail::is_string_map<M>::value ? "additionalProperties" : "items");
+        if (!items || !items->is_object()) return;
+        if constexpr (json::detail::is_string_map<M>::value)
+            std::apply(
+                [&](const auto&... x) { (describe_rule<typename M::mapped_type>(x, *items), ...); },
+                r.rules);
+        else
+            std::apply(
+                [&](const auto&... x) { (describe_rule<typename M::value_type>(x, *items), ...); },
+                r.rules);
+    } else if constexpr (requires { r.template describe_for<M>(schema); }) {
+        r.template describe_for<M>(schema);
+    } else {
+        r.describe(schema);
+    }
+}
+
+// The schema of member `f`, with what its rules say.
+template <class F>
+json::Value field_schema(Schemas& s, const F& f) {
+    using M = typename F::member_type;
+    json::Value schema = member_schema<M>(s);
+    json::for_each_rule(f, [&](const auto& r) { describe_rule<M>(r, schema); });
+    return schema;
+}
+
 template <json::Reflected T>
 json::Value struct_schema(Schemas& s) {
     json::Value props = json::Value::object();
     json::Value required = json::Value::array();
     const auto add = [&](const auto& f) {
-        using M = typename std::remove_cvref_t<decltype(f)>::member_type;
-        props.set(f.name, member_schema<M>(s));
+        props.set(f.name, field_schema(s, f));
         if (json::detail::is_required(f)) required.push_back(f.name);
     };
     std::apply([&](const auto&... f) { (add(f), ...); }, json::fields_of<T>);
-    return object_schema(std::move(props), std::move(required));
+    json::Value out = object_schema(std::move(props), std::move(required));
+    if constexpr (json::rejects_unknown<T>()) out.set("additionalProperties", false);
+    return out;
 }
 
 template <json::ReflectedEnum E>
@@ -328,10 +364,13 @@ template <json::Reflected T>
 void add_query(Operation& op, Schemas& s) {
     const auto add = [&](const auto& f) {
         using M = typename std::remove_cvref_t<decltype(f)>::member_type;
-        if constexpr (json::detail::is_optional<M>::value)  // ?n= is nullopt, not null
-            add_query_param(op, f.name, false, schema_of<typename M::value_type>(s));
-        else
-            add_query_param(op, f.name, json::detail::is_required(f), schema_of<M>(s));
+        if constexpr (json::detail::is_optional<M>::value) {  // ?n= is nullopt, not null
+            json::Value schema = schema_of<typename M::value_type>(s);
+            json::for_each_rule(f, [&](const auto& r) { describe_rule<M>(r, schema); });
+            add_query_param(op, f.name, false, std::move(schema));
+        } else {
+            add_query_param(op, f.name, json::detail::is_required(f), field_schema(s, f));
+        }
     };
     std::apply([&](const auto&... f) { (add(f), ...); }, json::fields_of<T>);
 }
@@ -340,11 +379,14 @@ template <class A>
 void describe_param(Operation& op, Schemas& s) {
     using P = std::remove_cvref_t<A>;
     if constexpr (is_json_param<P>::value) {
+        op.validates |= json::has_rules_v<typename is_json_param<P>::type>;
         set_body(op, "application/json", schema_of<typename is_json_param<P>::type>(s));
     } else if constexpr (is_query_param<P>::value) {
         op.reads_request = true;
+        op.validates |= json::has_rules_v<typename is_query_param<P>::type>;
         add_query<typename is_query_param<P>::type>(op, s);
     } else if constexpr (is_form_param<P>::value) {
+        op.validates |= json::has_rules_v<typename is_form_param<P>::type>;
         set_body(op, "application/x-www-form-urlencoded",
                  schema_of<typename is_form_param<P>::type>(s));
     } else if constexpr (std::is_same_v<P, FormData>) {

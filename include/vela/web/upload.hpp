@@ -111,7 +111,8 @@ struct MultipartForm {
 
     /// A value-initialized T filled from the text fields with the rules of Form<T> (members
     /// VELA_REQUIRED must be there, others keep their defaults); throws HttpError 400 naming
-    /// the field. `fields.to<T>(error)` is the same without an exception.
+    /// the field, or 422 naming every constraint (VELA_VALIDATE) the value breaks.
+    /// `fields.to<T>(error)` is the same without an exception.
     template <json::Reflected T>
     T bind() const {
         T out{};
@@ -119,13 +120,23 @@ struct MultipartForm {
         std::string why;
         if (!detail::fill_reflected(fields.items(), out, bad, why))
             throw HttpError(Status::BadRequest, "form field '" + std::string(bad) + "': " + why);
+        if constexpr (json::has_rules_v<T>) {  // VELA_VALIDATE: a 422 naming every violation
+            json::Violations v;
+            if (!json::validate(out, v))
+                throw HttpError(Status::UnprocessableContent,
+                                detail::violations_detail(v, detail::ValueSource::form));
+        }
         return out;
     }
 };
 
-/// Reads the multipart/form-data body of `req` (see above); throws HttpError 400, 413, 415,
-/// or 500/507 when a file cannot be stored.
-Task<MultipartForm> read_multipart(Request& req, UploadOptions options = {});
+/// Reads the multipart/form-data body of `req` with the default UploadOptions (see above);
+/// throws HttpError 400, 413, 415, or 500/507 when a file cannot be stored.
+Task<MultipartForm> read_multipart(Request& req);
+/// read_multipart with `options`. Build them before the co_await (`UploadOptions up{...};
+/// co_await read_multipart(req, up);`): g++ 12 mishandles an aggregate temporary such as
+/// `{.temp_dir = d}` written inside a co_await expression.
+Task<MultipartForm> read_multipart(Request& req, UploadOptions options);
 
 /// The default directory for uploads: $TMPDIR, or /tmp.
 std::string default_temp_dir();
