@@ -102,11 +102,15 @@ std::vector<std::string> candidates() {
 
 // Why no Swagger UI is served at `path`, and what to do (one line).
 std::string missing(std::string_view path, std::string_view where) {
+    const bool env = where.starts_with("VELA_SWAGGER_UI_DIR=");
     return fmt::format(
-        "Swagger UI for {0} not found (no {1} in {2}): install vela with its Swagger UI files "
-        "(scripts/install-npm before cmake --install, or the libvela-swagger-ui package), or set "
-        "VELA_SWAGGER_UI_DIR to a copy of the npm package swagger-ui-dist",
-        path.empty() ? "/" : path, kBundle, where);
+        "Swagger UI for {0} not found (no {1} in {2}): {3}", path.empty() ? "/" : path, kBundle,
+        where,
+        env ? "point VELA_SWAGGER_UI_DIR at a copy of the npm package swagger-ui-dist, or unset "
+              "it to use vela's installed files"
+            : "install vela with its Swagger UI files (scripts/install-npm before cmake "
+              "--install, or the libvela-swagger-ui package), or set VELA_SWAGGER_UI_DIR to a "
+              "copy of the npm package swagger-ui-dist");
 }
 
 // Where openapi_ui() looked without finding the files: reported when the app starts (run()

@@ -409,7 +409,7 @@ TEST(OpenApiUiMissing, RunLogsOneLineSayingWhatToDoAndReturnsOne) {
     for (const std::string& part :
          {std::string("Swagger UI for /docs not found"),
           "(no swagger-ui-bundle.js in VELA_SWAGGER_UI_DIR=" + empty.path().string() + ")",
-          std::string("set VELA_SWAGGER_UI_DIR to")})
+          std::string("point VELA_SWAGGER_UI_DIR at a copy of the npm package swagger-ui-dist")})
         EXPECT_NE(o.out.find(part), std::string::npos) << part << " not in: " << o.out;
 }
 
