@@ -3,10 +3,13 @@
 // (scripts/validate-openapi, which must also reject broken documents); and headless Chromium
 // loading /docs and listing every route of the app.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +27,7 @@
 #include "e2e/process.hpp"
 #include "vela/ops/openapi.hpp"
 #include "vela/ops/openapi_ui.hpp"
+#include "vela/testing/client.hpp"
 #include "vela/vela.hpp"
 
 namespace openapi_ui_test {
@@ -241,7 +245,7 @@ TEST(OpenApiValidation, RejectsBrokenDocuments) {
     }
 }
 
-class OpenApiUi : public testing::Test {
+class OpenApiUi : public ::testing::Test {
   protected:
     void TearDown() override {
         app_.stop();
@@ -354,28 +358,92 @@ TEST_F(OpenApiUi, ServesThePageItsScriptAndTheSwaggerUiFiles) {
     EXPECT_EQ(get("/docs/assets/swagger-initializer.js").status, 404);
 }
 
-TEST_F(OpenApiUi, MissingFilesAreAOneLineErrorSayingWhatToRun) {
+// What a child process printed (stdout and stderr together) and how it ended.
+struct ChildOutcome {
+    bool exited = false;  // false: killed by a signal (an abort)
+    int code = -1;
+    std::string out;
+};
+
+// Runs `body` in a forked child whose stdout and stderr go to one pipe; its return value is
+// the child's exit code.
+template <class F>
+ChildOutcome run_child(F body) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) < 0) return {};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(fds[1], 1);
+        ::dup2(fds[1], 2);
+        ::_exit(body());
+    }
+    ::close(fds[1]);
+    ChildOutcome o;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+        o.out.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    o.exited = WIFEXITED(status);
+    o.code = o.exited ? WEXITSTATUS(status) : -1;
+    return o;
+}
+
+// Regression: an installed vela that did not find its Swagger UI ended the program with
+// "terminate called ... Swagger UI files not found" (exit 134) from openapi_ui().
+TEST(OpenApiUiMissing, RunLogsOneLineSayingWhatToDoAndReturnsOne) {
     TempDir empty;
+    const ChildOutcome o = run_child([&] {
+        ::setenv("VELA_SWAGGER_UI_DIR", empty.path().c_str(), 1);
+        App app;
+        app.get("/", [] { return "up"; });
+        openapi_spec(app);
+        openapi_ui(app, "/docs");
+        return app.listen("127.0.0.1:0").run(1);
+    });
+    ASSERT_TRUE(o.exited) << "killed by a signal: " << o.out;
+    EXPECT_EQ(o.code, 1) << o.out;
+    EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << o.out;
+    EXPECT_EQ(o.out.find("terminate called"), std::string::npos) << o.out;
+    for (const std::string& part :
+         {std::string("Swagger UI for /docs not found"),
+          "(no swagger-ui-bundle.js in VELA_SWAGGER_UI_DIR=" + empty.path().string() + ")",
+          std::string("point VELA_SWAGGER_UI_DIR at a copy of the npm package swagger-ui-dist")})
+        EXPECT_NE(o.out.find(part), std::string::npos) << part << " not in: " << o.out;
+}
+
+TEST_F(OpenApiUi, MissingFilesStopTheStartNotTheRouteOrTheTestClient) {
+    TempDir empty;
+    ASSERT_EQ(::setenv("VELA_SWAGGER_UI_DIR", empty.path().c_str(), 1), 0);
+    EXPECT_EQ(swagger_ui_dir(), "");
+    ::unsetenv("VELA_SWAGGER_UI_DIR");
+
+    openapi_ui(app_, "/docs", {.assets_dir = empty.path().string()});  // no throw here
+    {
+        // The in-process client serves the page (a test of the routes needs no files).
+        vela::testing::Client client(app_);
+        EXPECT_EQ(client.get("/docs").get().status(), 200);
+        EXPECT_EQ(client.get("/docs/assets/swagger-ui-bundle.js").get().status(), 404);
+    }
+    App app;
+    openapi_ui(app, "/api/docs/", {.assets_dir = empty.path().string()});
+    app.listen("127.0.0.1:0");
     try {
-        openapi_ui(app_, "/docs", {.assets_dir = empty.path().string()});
-        FAIL() << "no error for a directory without Swagger UI";
+        app.start(1);
+        app.stop();
+        app.wait();
+        FAIL() << "started without Swagger UI's files";
     } catch (const std::runtime_error& e) {
         const std::string what = e.what();
-        EXPECT_NE(what.find(empty.path().string()), std::string::npos) << what;
+        EXPECT_NE(what.find("Swagger UI for /api/docs not found (no swagger-ui-bundle.js in " +
+                            empty.path().string() + ")"),
+                  std::string::npos)
+            << what;
         EXPECT_NE(what.find("scripts/install-npm"), std::string::npos) << what;
         EXPECT_EQ(what.find('\n'), std::string::npos) << what;
     }
-
-    ASSERT_EQ(::setenv("VELA_SWAGGER_UI_DIR", "/nonexistent/swagger-ui", 1), 0);
-    try {
-        (void)swagger_ui_dir();
-        ADD_FAILURE() << "no error for VELA_SWAGGER_UI_DIR without Swagger UI";
-    } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find("VELA_SWAGGER_UI_DIR=/nonexistent/swagger-ui"),
-                  std::string::npos)
-            << e.what();
-    }
-    ::unsetenv("VELA_SWAGGER_UI_DIR");
+    EXPECT_EQ(app.port(), 0);
 }
 
 TEST_F(OpenApiUi, EnvironmentVariableChoosesTheDirectory) {

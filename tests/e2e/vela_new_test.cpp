@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "e2e/process.hpp"
 
@@ -195,6 +196,80 @@ TEST(VelaNew, CommandLineMistakesAreOneLine) {
         EXPECT_TRUE(one_line(r.out)) << args << ": " << r.out;
         EXPECT_NE(r.out.find("see vela --help"), std::string::npos) << args << ": " << r.out;
     }
+}
+
+// The lines `vela new` prints after writing the project.
+std::vector<std::string> lines_of(const std::string& out) {
+    std::vector<std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+TEST(VelaNew, ThePrintedBuildCommandNeedsNoPrefixFromABuildTree) {
+    TempDir tmp;
+    const auto r = vela("new shop --dir " + (tmp.path() / "shop").string());
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::vector<std::string> lines = lines_of(r.out);
+    ASSERT_EQ(lines.size(), 3u) << r.out;
+    EXPECT_EQ(lines[1], "  cd " + (tmp.path() / "shop").string() +
+                            " && cmake -S . -B build -G Ninja && cmake --build build && ctest "
+                            "--test-dir build");
+    EXPECT_NE(lines[2].find("./build/shop"), std::string::npos) << r.out;
+    EXPECT_NE(lines[2].find("http://localhost:8080/docs"), std::string::npos) << r.out;
+}
+
+// Installed under a prefix CMake does not search by itself: the command names it.
+TEST(VelaNew, ThePrintedBuildCommandNamesTheInstallPrefix) {
+    TempDir tmp;
+    const fs::path prefix = tmp.path() / "opt dir/vela";
+    fs::create_directories(prefix / "bin");
+    fs::create_directories(prefix / "lib/cmake/vela");
+    std::ofstream(prefix / "lib/cmake/vela/velaConfig.cmake") << "# installed\n";
+    fs::copy_file(VELA_CLI_BINARY, prefix / "bin/vela");
+    const auto r = run_command("cd " + tmp.path().string() + " && '" +
+                               (prefix / "bin/vela").string() + "' new shop 2>&1");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::vector<std::string> lines = lines_of(r.out);
+    ASSERT_EQ(lines.size(), 3u) << r.out;
+    EXPECT_EQ(lines[1], "  cd shop && cmake -S . -B build -G Ninja -DCMAKE_PREFIX_PATH='" +
+                            prefix.string() + "' && cmake --build build && ctest --test-dir build");
+
+    // Without its package config beside it, the directory is not a vela prefix.
+    fs::remove(prefix / "lib/cmake/vela/velaConfig.cmake");
+    const auto bare = run_command("cd " + tmp.path().string() + " && '" +
+                                  (prefix / "bin/vela").string() + "' new other 2>&1");
+    ASSERT_EQ(bare.status, 0) << bare.out;
+    EXPECT_EQ(bare.out.find("CMAKE_PREFIX_PATH"), std::string::npos) << bare.out;
+}
+
+// A development default: the generated configuration listens on this machine only, and the
+// production files set the address themselves.
+TEST(VelaNew, ListensOnLoopbackUnlessProductionSaysOtherwise) {
+    TempDir tmp;
+    const fs::path dir = tmp.path() / "shop";
+    ASSERT_EQ(vela("new shop --dir " + dir.string()).status, 0);
+    const std::string toml = read(dir / "shop.toml");
+    EXPECT_NE(toml.find("\nlisten = [\"127.0.0.1:8080\"]\n"), std::string::npos) << toml;
+    EXPECT_EQ(toml.find("\nlisten = [\"0.0.0.0"), std::string::npos) << toml;
+    EXPECT_NE(read(dir / "src/main.cpp").find("app.listen(\"127.0.0.1:8080\");"),
+              std::string::npos);
+    EXPECT_NE(read(dir / "Dockerfile").find("ENV VELA_SERVER_LISTEN=0.0.0.0:8080"),
+              std::string::npos);
+    EXPECT_NE(read(dir / "deploy/shop.service").find("Environment=VELA_SERVER_LISTEN=0.0.0.0:8080"),
+              std::string::npos);
+    EXPECT_NE(read(dir / "README.md").find("VELA_SERVER_LISTEN=0.0.0.0:8080"), std::string::npos);
+    // The operations endpoints and the access log, and tests for them.
+    const std::string app = read(dir / "src/app.cpp");
+    for (const char* call : {"vela::openapi_spec(app", "vela::openapi_ui(app, \"/docs\")",
+                             "vela::health(app)", "vela::metrics(app)"})
+        EXPECT_NE(app.find(call), std::string::npos) << call;
+    EXPECT_NE(read(dir / "src/main.cpp").find("vela::access_log()"), std::string::npos);
+    EXPECT_NE(toml.find("access_log = true"), std::string::npos);
+    const std::string tests = read(dir / "tests/app_test.cpp");
+    for (const char* path : {"/openapi.json", "/docs", "/health", "/ready", "/metrics"})
+        EXPECT_NE(tests.find(std::string("client.get(\"") + path + "\")"), std::string::npos)
+            << path;
 }
 
 TEST(VelaNew, HelpAndVersion) {

@@ -7,6 +7,10 @@
 // vela's MAJOR.MINOR version; in paths, a leading "dot." becomes "." and a trailing ".in" is
 // dropped (so the repository's formatter and git ignore rules leave the templates alone).
 //
+// After writing, it prints the commands that build, test and run the project, with
+// -DCMAKE_PREFIX_PATH=<prefix> when vela is installed in a prefix CMake does not search by
+// itself (found from where this program runs: <prefix>/bin/vela).
+//
 // Exit codes: 0 done, 1 the files could not be written, 2 a bad command line, name or
 // directory (one line on stderr).
 
@@ -30,8 +34,10 @@ namespace fs = std::filesystem;
 constexpr std::string_view kUsage =
     "usage: vela new NAME [--dir DIR]\n"
     "  Writes a new vela project NAME into DIR (default: ./NAME), which must not exist or\n"
-    "  be empty: CMakeLists.txt, src/ (one JSON route), tests/ (GoogleTest with\n"
-    "  vela::testing::Client), NAME.toml, a Dockerfile and deploy/NAME.service.\n"
+    "  be empty: CMakeLists.txt, src/ (one JSON route; /openapi.json, Swagger UI at /docs,\n"
+    "  /health, /ready, /metrics; an access log), tests/ (GoogleTest with\n"
+    "  vela::testing::Client), NAME.toml (listens on 127.0.0.1:8080), a Dockerfile and\n"
+    "  deploy/NAME.service. Then prints the commands that build, test and run it.\n"
     "  NAME: a lowercase letter, then lowercase letters, digits, '_' or '-' (at most 64).\n"
     "options:\n"
     "  --dir DIR       where to write the project\n"
@@ -166,15 +172,49 @@ bool write_project(const Options& o) {
     return true;
 }
 
+// The prefix this program is installed in (<prefix>/bin/vela beside
+// <prefix>/<libdir>/cmake/vela/velaConfig.cmake), or empty when it runs from elsewhere (a
+// build tree).
+fs::path install_prefix() {
+    std::error_code ec;
+    const fs::path exe = fs::canonical("/proc/self/exe", ec);
+    if (ec) return {};
+    fs::path prefix = exe.parent_path();
+    for (const auto& part : fs::path(VELA_CLI_BINDIR)) {
+        if (part.empty() || part == ".") continue;
+        if (prefix.filename() != part) return {};
+        prefix = prefix.parent_path();
+    }
+    for (const char* libdir : {VELA_CLI_LIBDIR, "lib", "lib64"})
+        if (fs::exists(prefix / libdir / "cmake/vela/velaConfig.cmake", ec)) return prefix;
+    return {};
+}
+
+// `s` as one shell word.
+std::string shell_quote(const std::string& s) {
+    const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               std::string_view("/._-+=:@,").find(c) != std::string_view::npos;
+    });
+    return plain ? s : "'" + replace_all(s, "'", "'\\''") + "'";
+}
+
 int run_new(int argc, char** argv) {
     const Options o = parse_new(argc, argv);
     check_directory(o.dir);
     if (!write_project(o)) return 1;
+    // find_package(vela) looks in /usr and /usr/local by itself; another prefix is named.
+    std::string configure = "cmake -S . -B build -G Ninja";
+    const fs::path prefix = install_prefix();
+    if (!prefix.empty() && prefix != "/usr" && prefix != "/usr/local")
+        configure += " -DCMAKE_PREFIX_PATH=" + shell_quote(prefix.string());
     std::printf(
         "created %s in %s\n"
-        "  cd %s && cmake -S . -B build -G Ninja && cmake --build build && ctest --test-dir build\n"
-        "  ./build/%s    (then: curl localhost:8080/hello/you)\n",
-        o.name.c_str(), o.dir.c_str(), o.dir.c_str(), o.name.c_str());
+        "  cd %s && %s && cmake --build build && ctest --test-dir build\n"
+        "  ./build/%s    (then: curl localhost:8080/hello/you; Swagger UI: "
+        "http://localhost:8080/docs)\n",
+        o.name.c_str(), o.dir.c_str(), shell_quote(o.dir).c_str(), configure.c_str(),
+        o.name.c_str());
     return 0;
 }
 
