@@ -23,6 +23,12 @@ void throw_error(const std::string& message, std::string_view s) {
     throw Error(message, code);
 }
 
+void Executor::throw_no_row(std::string_view sql) {
+    constexpr std::size_t kShown = 200;  // enough to recognise the statement
+    throw NoRowError(fmt::format("the statement returned no row (query_single expects one): {}{}",
+                                 sql.substr(0, kShown), sql.size() > kShown ? "..." : ""));
+}
+
 namespace detail {
 
 void throw_null_cell(const ResultData& d, std::size_t c, const char* type) {

@@ -410,24 +410,13 @@ class SqliteBackend final : public Backend {
     }
 
   public:
-    SqliteBackend(std::string_view url, const Options& o) : options_(o) {
-        const Target t = parse_url(url);
-        if (!t.memory) {
-            const std::filesystem::path parent = std::filesystem::path(t.filename).parent_path();
-            std::error_code ec;
-            if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-            if (ec)
-                throw_open(t, fmt::format("cannot create the directory '{}': {}", parent.string(),
-                                          ec.message()));
-        }
-        writer_conn_ = open_conn(t, o, true);
-        for (std::size_t i = 0; i < o.sqlite_readers; ++i)
-            reader_conns_.push_back(open_conn(t, o, false));
-        writer_.start(writer_conn_.get(), o.sqlite_busy_timeout);
-        for (auto& c : reader_conns_)
-            reader_threads_.emplace_back([this, conn = c.get()] {
-                while (auto job = readers_.pop()) (*job)->run(conn);
-            });
+    // The URL is checked here, a relative path made absolute (the working directory of now);
+    // the file is opened by the first statement (open()).
+    SqliteBackend(std::string_view url, const Options& o) : options_(o), target_(parse_url(url)) {
+        std::error_code ec;
+        if (!target_.memory)
+            if (auto abs = std::filesystem::absolute(target_.filename, ec); !ec)
+                target_.filename = abs.string();
     }
     ~SqliteBackend() override {
         readers_.close();  // readers drain their queue (and may still hand jobs to the writer)
@@ -438,6 +427,7 @@ class SqliteBackend final : public Backend {
     std::string_view name() const noexcept override { return "sqlite"; }
 
     Task<Result> run(std::string_view sql, std::vector<Param> params) override {
+        open();
         if (is_transaction_control(sql))
             throw StatementError(
                 "transaction statements (BEGIN, COMMIT, ROLLBACK, SAVEPOINT) cannot run on the "
@@ -445,8 +435,12 @@ class SqliteBackend final : public Backend {
                 "25000");
         co_return co_await statement(sql, std::move(params), 0);
     }
-    Task<void> run_script(std::string_view sql) override { co_await script(sql, 0); }
+    Task<void> run_script(std::string_view sql) override {
+        open();
+        co_await script(sql, 0);
+    }
     Task<std::unique_ptr<Transaction>> begin() override {
+        open();
         const std::uint64_t id = next_tx_.fetch_add(1) + 1;
         auto work = [this, id](Conn& c) {
             execute(c, c.statements.get(c.db, "BEGIN IMMEDIATE"), {});
@@ -507,6 +501,37 @@ class SqliteBackend final : public Backend {
     }
 
   private:
+    // Creates the file's directory, opens the connections and starts their threads, once, at
+    // the first statement: a Database whose first task fails before any (Database::migrate
+    // with a missing folder) leaves nothing on disk. Throws Error when the file cannot be
+    // opened; the next statement tries again.
+    void open() {
+        if (opened_.load(std::memory_order_acquire)) return;
+        std::lock_guard lock(open_mu_);
+        if (opened_.load(std::memory_order_relaxed)) return;
+        const Target& t = target_;
+        if (!t.memory) {
+            const std::filesystem::path parent = std::filesystem::path(t.filename).parent_path();
+            std::error_code ec;
+            if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+            if (ec)
+                throw_open(t, fmt::format("cannot create the directory '{}': {}", parent.string(),
+                                          ec.message()));
+        }
+        std::unique_ptr<Conn> writer = open_conn(t, options_, true);
+        std::vector<std::unique_ptr<Conn>> readers;
+        for (std::size_t i = 0; i < options_.sqlite_readers; ++i)
+            readers.push_back(open_conn(t, options_, false));
+        writer_conn_ = std::move(writer);
+        reader_conns_ = std::move(readers);
+        writer_.start(writer_conn_.get(), options_.sqlite_busy_timeout);
+        for (auto& c : reader_conns_)
+            reader_threads_.emplace_back([this, conn = c.get()] {
+                while (auto job = readers_.pop()) (*job)->run(conn);
+            });
+        opened_.store(true, std::memory_order_release);
+    }
+
     JobPtr writer_statement(std::shared_ptr<BlockingState<Result>> s, std::string sql,
                             std::vector<Param> params, std::uint64_t tx) {
         return make_job([this, s = std::move(s), sql = std::move(sql), params = std::move(params),
@@ -692,6 +717,9 @@ class SqliteBackend final : public Backend {
     }
 
     Options options_;
+    Target target_;
+    std::mutex open_mu_;
+    std::atomic<bool> opened_{false};
     std::unique_ptr<Conn> writer_conn_;
     std::vector<std::unique_ptr<Conn>> reader_conns_;
     Writer writer_;

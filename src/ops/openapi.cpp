@@ -437,7 +437,7 @@ class Builder {
         };
         if (found.reads_request) error(400, true);  // the readers always answer problem+json
         if (secured) error(401, false);
-        if (has_params) error(404, false);
+        if (has_params || found.may_not_find) error(404, false);
         if (found.reads_body) error(415, true);
         if (found.validates) error(422, true);  // constraints (VELA_VALIDATE) broken
         error(500, false);

@@ -34,7 +34,10 @@ struct PreparedResponse {
 inline void prepare_extra(const Request* req, Response& r, const ServerOptions& options,
                           PreparedResponse& p) {
     p.upgrade = r.status() == Status::SwitchingProtocols && r.has_upgrade();
-    if (r.file_body() && req) apply_file_semantics(*req, r, options.limits.max_ranges);
+    if (r.file_body() && req) {
+        apply_file_semantics(*req, r, options.limits.max_ranges);
+        rewrite_file_error(options, *req, r);  // a 412 or 416 in the App's error format
+    }
     p.streamed = r.streaming();
     p.file = r.file_body();
 }

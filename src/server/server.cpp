@@ -31,6 +31,22 @@ Response server_error_response(const ServerOptions& options, Status s, const Req
     return r;
 }
 
+void rewrite_file_error(const ServerOptions& options, const Request& req, Response& r) {
+    if (!options.error_body || static_cast<int>(r.status()) < 400 || r.file_body()) return;
+    r.set_body({});
+    r.remove_header("Content-Type");
+    try {
+        options.error_body(&req, r);
+    } catch (const std::exception& e) {
+        log::error("error_body for {} threw: {}", static_cast<int>(r.status()), e.what());
+    } catch (...) {
+    }
+    if (r.body().empty() && r.content_type().empty()) {  // left as it was: the reason phrase
+        r.set_body(std::string(reason_phrase(r.status())));
+        r.set_content_type(mime::text);
+    }
+}
+
 Server::Server(HttpHandler& handler, ServerOptions options)
     : handler_(handler), options_(std::move(options)) {}
 

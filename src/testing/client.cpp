@@ -312,7 +312,10 @@ Task<StreamedResponse> Client::in_process(Outgoing o) {
             throw std::logic_error(
                 "vela::testing: a protocol switch (WebSocket) needs a socket: use "
                 "Client::loopback(app) and client.websocket(...)");
-        if (resp.file_body()) apply_file_semantics(req, resp, opt.limits.max_ranges);
+        if (resp.file_body()) {
+            apply_file_semantics(req, resp, opt.limits.max_ranges);
+            rewrite_file_error(opt, req, resp);
+        }
         streamed = resp.streaming();
         file = resp.file_body();
     }

@@ -225,6 +225,14 @@ Group& Group::ws(std::string_view p, WsSessionHandler handler, WsOptions options
 }
 
 namespace {
+// A mount's error answer (400, 403, 404, 500: a reason phrase as text) made bare, so that the
+// App gives it its error body like any other (App::error_pages).
+Response bare_error(Response r) {
+    if (static_cast<int>(r.status()) >= 400 && !r.file_body()) [[unlikely]]
+        return Response(r.status());
+    return r;
+}
+
 // Registers the mount (which redirects to its slash form) and everything below it.
 template <class Target>
 void add_static(Target& t, std::string prefix, std::string_view mount, const std::string& dir,
@@ -236,11 +244,11 @@ void add_static(Target& t, std::string prefix, std::string_view mount, const std
     // The part below the mount is what the router's wildcard matched (the prefix may have
     // parameters of its own, so its length says nothing).
     if (!sf->mount().empty())
-        t.get(local, [sf](const Request& req) { return sf->serve(req, {}); }).hidden();
+        t.get(local, [sf](const Request& req) { return bare_error(sf->serve(req, {})); }).hidden();
     t.get(local + "/{*vela_static_path}", [sf](const Request& req) {
          thread_local std::string rest;
          rest.assign("/").append(req.param("vela_static_path"));
-         return sf->serve(req, rest);
+         return bare_error(sf->serve(req, rest));
      }).hidden();
 }
 }  // namespace

@@ -148,6 +148,28 @@ TEST(Migrate, BadFolderAndFileNamesAreErrors) {
     });
 }
 
+// A missing (relative) migrations folder is the error, before the SQLite file or its directory
+// is made: nothing appears on disk.
+TEST(Migrate, AMissingFolderCreatesNothing) {
+    ScratchDir dir;
+    Database db("sqlite://" + dir.path() + "/data/app.db");
+    on_loop([&]() -> Task<void> {
+        std::string msg;
+        try {
+            co_await db.migrate("vela-test-no-such-migrations");
+        } catch (const Error& e) {
+            msg = e.what();
+        }
+        EXPECT_NE(msg.find("'vela-test-no-such-migrations' does not exist"), std::string::npos)
+            << msg;
+    });
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+    EXPECT_FALSE(std::filesystem::exists("vela-test-no-such-migrations"));
+    // The first statement opens (and creates) the file.
+    on_loop([&]() -> Task<void> { co_await db.execute("CREATE TABLE t (x INTEGER)"); });
+    EXPECT_TRUE(std::filesystem::exists(dir.path() + "/data/app.db"));
+}
+
 // Twenty files, each appending its number to a log table: applied twice, a row shows twice.
 void write_counting_migrations(const std::string& m) {
     write(m + "/000_log.sql", "CREATE TABLE log (n INTEGER NOT NULL);");

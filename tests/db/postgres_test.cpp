@@ -142,6 +142,34 @@ TEST(Postgres, RowsMapIntoReflectedStructsByColumnName) {
     });
 }
 
+// query_single: the row of INSERT ... RETURNING, or NoRowError naming the statement.
+TEST(Postgres, QuerySingleReturnsTheRowOrThrows) {
+    VELA_NEED_PG(url);
+    Database db(url);
+    const std::string t = table("single");
+    run_on_loop([&]() -> Task<void> {
+        const std::string create = "DROP TABLE IF EXISTS " + t + "; CREATE TABLE " + t +
+                                   " (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL, note TEXT)";
+        co_await db.run_script(create);
+        const std::string insert = "INSERT INTO " + t + " (name) VALUES ($1) RETURNING id, name";
+        Item made = co_await db.query_single<Item>(insert, "ann");
+        EXPECT_GT(made.id, 0);
+        EXPECT_EQ(made.name, "ann");
+        const std::string count = "SELECT count(*) FROM " + t;
+        EXPECT_EQ(co_await db.query_single<std::int64_t>(count), 1);
+        std::string message;
+        try {
+            (void)co_await db.query_single<Item>("SELECT 1::int8 AS id WHERE false");
+        } catch (const NoRowError& e) {
+            message = e.what();
+        }
+        EXPECT_NE(message.find("returned no row"), std::string::npos) << message;
+        EXPECT_NE(message.find("WHERE false"), std::string::npos) << message;
+        const std::string drop = "DROP TABLE " + t;
+        co_await db.run_script(drop);
+    });
+}
+
 TEST(Postgres, InjectionAttemptsPassedAsParametersStayData) {
     VELA_NEED_PG(url);
     Database db(url);

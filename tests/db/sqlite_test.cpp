@@ -161,6 +161,28 @@ TEST(Sqlite, TimeTextTable) {
               "1969-12-31 23:59:59.999999");
 }
 
+// query_single: the row of INSERT ... RETURNING, or NoRowError naming the statement.
+TEST(Sqlite, QuerySingleReturnsTheRowOrThrows) {
+    Database db("sqlite::memory:");
+    on_loop([&]() -> Task<void> {
+        co_await db.run_script(
+            "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT)");
+        Person ann = co_await db.query_single<Person>(
+            "INSERT INTO people (name) VALUES ($1) RETURNING id, name, email", "ann");
+        EXPECT_EQ(ann.id, 1);
+        EXPECT_EQ(ann.name, "ann");
+        EXPECT_EQ(co_await db.query_single<int>("SELECT count(*) FROM people"), 1);
+        std::string message;
+        try {
+            (void)co_await db.query_single<Person>("SELECT id, name FROM people WHERE id = $1", 9);
+        } catch (const NoRowError& e) {
+            message = e.what();
+        }
+        EXPECT_NE(message.find("returned no row"), std::string::npos) << message;
+        EXPECT_NE(message.find("WHERE id = $1"), std::string::npos) << message;
+    });
+}
+
 TEST(Sqlite, RowsMapIntoReflectedStructsByColumnName) {
     Database db("sqlite::memory:");
     on_loop([&]() -> Task<void> {
@@ -624,30 +646,43 @@ TEST(Sqlite, UrlsAndPaths) {
     EXPECT_TRUE(std::filesystem::exists(dir.path() + "/sub/dir/x.db"));
     // A relative path is relative to the working directory; the default is data/vela.db.
     const auto cwd = std::filesystem::current_path();
+    // The file is made at the first statement (relative to the working directory of the
+    // constructor), not by the constructor.
     std::filesystem::current_path(dir.path());
-    {
-        Database rel("sqlite://rel/r.db");
-        Database def;
-        EXPECT_EQ(def.backend_name(), "sqlite");
-    }
+    Database rel("sqlite://rel/r.db");
+    Database def;
+    EXPECT_EQ(def.backend_name(), "sqlite");
     std::filesystem::current_path(cwd);
+    EXPECT_FALSE(std::filesystem::exists(dir.path() + "/rel"));
+    EXPECT_FALSE(std::filesystem::exists(dir.path() + "/data"));
+    on_loop([&]() -> Task<void> {
+        EXPECT_EQ(co_await rel.query_one<int>("SELECT 1"), 1);
+        EXPECT_EQ(co_await def.query_one<int>("SELECT 1"), 1);
+    });
     EXPECT_TRUE(std::filesystem::exists(dir.path() + "/rel/r.db"));
     EXPECT_TRUE(std::filesystem::exists(dir.path() + "/data/vela.db"));
-    // A path that cannot be a database: one clear error naming it.
+    // A path that cannot be a database: one clear error naming it, at the first statement.
     const std::string file = dir.path() + "/plain";
     { std::ofstream(file) << "not a directory"; }
-    try {
-        Database bad("sqlite://" + file + "/x.db");
-        ADD_FAILURE() << "no error";
-    } catch (const ConnectionError& e) {
-        EXPECT_NE(std::string(e.what()).find(file + "/x.db"), std::string::npos) << e.what();
-    }
-    try {
-        Database bad("sqlite://" + file);  // exists, but is not a SQLite file
-        ADD_FAILURE() << "no error";
-    } catch (const ConnectionError& e) {
-        EXPECT_NE(std::string(e.what()).find("not a database"), std::string::npos) << e.what();
-    }
+    const auto first_error = [](Database& db) {
+        std::string message = "no error";
+        on_loop([&]() -> Task<void> {
+            try {
+                co_await db.execute("CREATE TABLE t (x INTEGER)");
+            } catch (const ConnectionError& e) {
+                message = e.what();
+            }
+        });
+        return message;
+    };
+    Database not_dir("sqlite://" + file + "/x.db");
+    std::string message = first_error(not_dir);
+    EXPECT_NE(message.find(file + "/x.db"), std::string::npos) << message;
+    message = first_error(not_dir);  // tried again: the same error
+    EXPECT_NE(message.find(file + "/x.db"), std::string::npos) << message;
+    Database not_db("sqlite://" + file);  // exists, but is not a SQLite file
+    message = first_error(not_db);
+    EXPECT_NE(message.find("not a database"), std::string::npos) << message;
     EXPECT_THROW(Database("sqlite:"), Error);
     EXPECT_THROW(Database("sqlite://"), Error);
 }

@@ -73,5 +73,31 @@ TEST_F(StaticMount, MountAtTheRootAndBesideRoutes) {
     EXPECT_EQ(get("/sub").header("Location"), "/sub/");
 }
 
+// A mount at "/" answers what no route takes: its errors (404 for a missing file, 416 for a
+// range past the end, decided by the server after the handler) and the router's 404 for a
+// route whose parameter does not convert, all in the app's error format.
+TEST_F(StaticMount, MountAtTheRootAnswersErrorsInTheAppsFormat) {
+    app_.error_pages({.format = ErrorFormat::problem_json});
+    app_.get("/api/notes/{id:int}", [](Request& r) { return std::string(r.param("id")); });
+    app_.static_files("/", dir_.string());
+    start_app(app_);
+    for (const char* path : {"/api/notes/abc", "/api/nothing", "/missing.js", "/.hidden"}) {
+        SCOPED_TRACE(path);
+        HttpResponse r = get(path);
+        EXPECT_EQ(r.status, 404);
+        EXPECT_EQ(r.header("Content-Type"), "application/problem+json");
+        EXPECT_NE(r.body.find("\"status\":404"), std::string::npos) << r.body;
+    }
+    EXPECT_EQ(get("/api/notes/7").body, "7");
+    Client c = Client::tcp(app_.port());
+    ASSERT_TRUE(c.send(get_request("/app.js", "Range: bytes=500-600\r\n")));
+    std::optional<HttpResponse> r = c.read_response();
+    ASSERT_TRUE(r.has_value()) << c.error();
+    EXPECT_EQ(r->status, 416);
+    EXPECT_EQ(r->header("Content-Type"), "application/problem+json");
+    EXPECT_EQ(r->header("Content-Range"), "bytes */16");
+    EXPECT_NE(r->body.find("\"status\":416"), std::string::npos) << r->body;
+}
+
 }  // namespace
 }  // namespace vela::e2e

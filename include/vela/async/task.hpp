@@ -28,6 +28,7 @@
 // resumes I/O and timer waits on the loop that started them. To run work on another
 // loop, see `vela::on(loop, task)` in reactor/loop.hpp.
 
+#include <concepts>
 #include <coroutine>
 #include <exception>
 #include <optional>
@@ -66,6 +67,14 @@ struct PromiseBase {
     void unhandled_exception() noexcept { exception = std::current_exception(); }
 };
 
+// A type U that a Task<T> may `co_return` although T cannot be made from it: another module
+// says, through `task_return_error(U)` found by argument-dependent lookup, which exception the
+// task ends with (the web module: `co_return vela::Status::NotFound;` in a typed handler).
+template <class U>
+concept TaskReturnError = requires(U&& u) {
+    { task_return_error(std::forward<U>(u)) } -> std::same_as<std::exception_ptr>;
+};
+
 template <class T>
 struct Promise : PromiseBase {
     std::optional<T> value;
@@ -73,6 +82,12 @@ struct Promise : PromiseBase {
     template <class U>
     requires std::is_constructible_v<T, U&&>
     void return_value(U&& v) { value.emplace(std::forward<U>(v)); }
+    // Ends the task with the exception task_return_error gives (made without a throw; the
+    // awaiter rethrows it).
+    template <class U>
+    requires(!std::is_constructible_v<T, U&&> && TaskReturnError<U>) void return_value(U&& v) {
+        exception = task_return_error(std::forward<U>(v));
+    }
     T take() {
         if (exception) std::rethrow_exception(exception);
         return std::move(*value);

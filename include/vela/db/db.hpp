@@ -106,6 +106,10 @@ class StatementError : public Error {
 class MappingError : public Error {
     using Error::Error;
 };
+/// A statement that had to return a row returned none (Executor::query_single).
+class NoRowError : public Error {
+    using Error::Error;
+};
 
 /// Throws the Error subclass that matches `sqlstate` (Error itself for other codes).
 [[noreturn]] void throw_error(const std::string& message, std::string_view sqlstate);
@@ -588,6 +592,13 @@ class Executor {
     Task<std::optional<T>> query_one(std::string_view sql, const A&... args) {
         return first_as<T>(run(sql, params(args...)));
     }
+    /// Runs a statement that returns a row (`INSERT ... RETURNING`, a lookup that must find
+    /// one) and maps its first row to T; throws NoRowError naming the statement when it
+    /// returned none.
+    template <class T, class... A>
+    Task<T> query_single(std::string_view sql, const A&... args) {
+        return single_as<T>(run(sql, params(args...)), sql);
+    }
 
   private:
     static Task<std::uint64_t> affected_of(Task<Result> t) {
@@ -604,6 +615,14 @@ class Executor {
         Result r = co_await std::move(t);
         co_return r.first_as<T>();
     }
+    template <class T>
+    static Task<T> single_as(Task<Result> t, std::string_view sql) {
+        Result r = co_await std::move(t);
+        std::optional<T> row = r.first_as<T>();
+        if (!row) throw_no_row(sql);
+        co_return std::move(*row);
+    }
+    [[noreturn]] static void throw_no_row(std::string_view sql);
 };
 
 /// A transaction: statements on one connection between BEGIN and COMMIT/ROLLBACK.
@@ -655,8 +674,9 @@ class Database : public Executor {
   public:
     /// The SQLite file ./data/vela.db (the default when no database is configured).
     Database();
-    /// Opens `url` with `options`; connections are made lazily, per loop. Throws Error for an
-    /// unknown scheme or a malformed URL.
+    /// Opens `url` with `options`; connections are made lazily, per loop (SQLite: the file and
+    /// its directory are created at the first statement). Throws Error for an unknown scheme
+    /// or a malformed URL.
     explicit Database(std::string_view url, Options options = {});
     /// Closes every idle connection (call once no query is in flight).
     ~Database() override;
@@ -707,8 +727,9 @@ class Database : public Executor {
 
     /// Applies the migrations in `folder` not applied yet: files `NNN_name.sql` (NNN a
     /// number), in number order, each in its own transaction, recorded in the table
-    /// vela_migrations. A changed file that was already applied is an Error. Returns how
-    /// many were applied.
+    /// vela_migrations. A changed file that was already applied is an Error; so is a folder
+    /// that does not exist, before any statement runs (nothing is created). Returns how many
+    /// were applied.
     Task<std::size_t> migrate(std::string folder);
 
   private:

@@ -125,6 +125,10 @@ struct ServerOptions {
 /// The error answer with status `s` the server sends for `req` (nullptr: none was read), its
 /// body written by options.error_body or the reason phrase.
 Response server_error_response(const ServerOptions& options, Status s, const Request* req);
+/// Rewrites the body of `r`, an error the server decided for a file body after the handler
+/// (412, 416: see apply_file_semantics), with options.error_body (the App's error format); its
+/// headers (Content-Range...) stay. Nothing without an error_body.
+void rewrite_file_error(const ServerOptions& options, const Request& req, Response& r);
 
 class Server {
   public:

@@ -4,7 +4,14 @@
 // A handler may take `Request&` or nothing, and return (or co_return) a Response, a
 // std::string, a std::string_view, a C string, a Status or an int status code; or a
 // VELA_REFLECT struct, a std::vector of JSON-writable values, a json::Value or a Json<T>,
-// which become a 200 application/json response.
+// which become a 200 application/json response; or a std::optional of one of those, which
+// answers 404 when empty (in the App's error format, App::error_pages).
+//
+// A Task<T> handler may also `co_return` a Status or an HttpError where T cannot be made from
+// it (`co_return vela::Status::NotFound;` in a Task<Note>): the task ends without a value and
+// the request is answered with that status, in the App's error format. (Inside, it travels as
+// the exception it ends the task with: a helper Task<Note> that co_returns a status answers the
+// handler that awaits it the same way.)
 //
 // A handler may also take typed parameters filled from the request (Json<T>, Query<T>, or
 // any type with a static from_request, see extract.hpp), mixed with `Request&` in any
@@ -28,6 +35,7 @@
 #include "vela/http/response.hpp"
 #include "vela/json/json.hpp"
 #include "vela/web/extract.hpp"
+#include "vela/web/http_error.hpp"
 
 namespace vela {
 
@@ -64,8 +72,8 @@ constexpr bool json_result() {
 template <class T>
 concept JsonResult = detail::json_result<T>();
 
-/// `v` as a JSON response. The body is reserved from the size of the previous one of the
-/// same type, in the storage the server recycled from an earlier body (body_string()), so a
+/// `v` as a JSON response with status `s`. The body is reserved from the size of the previous one
+/// of the same type, in the storage the server recycled from an earlier body (body_string()), so a
 /// steady stream of similar responses allocates nothing.
 template <class T>
 Response json_response(const T& v, Status s = Status::OK) {
@@ -74,6 +82,12 @@ Response json_response(const T& v, Status s = Status::OK) {
     if (json::Error e = json::write_to(body, v)) throw json::WriteError(e.message);
     size_hint = std::min<std::size_t>(body.size() + 32, 64 * 1024);
     return Response::json(std::move(body), s);
+}
+/// `v` as a JSON response with the status code `status` (`json_response(note, 201)`; not
+/// range-checked, as a handler's int result).
+template <class T>
+Response json_response(const T& v, int status) {
+    return json_response(v, static_cast<Status>(status));
 }
 
 /// A JSON result as a 200 application/json response.
@@ -85,6 +99,26 @@ Response to_response(const T& v) {
 template <class T, json::ParseOptions O>
 Response to_response(const Json<T, O>& v) {
     return json_response(v.value);
+}
+
+/// An optional result: the value's response when engaged; empty, a bare 404 (the App gives it
+/// its error body, App::error_pages).
+template <class T>
+requires requires(T&& t) {
+    { to_response(std::move(t)) } -> std::same_as<Response>;
+}
+Response to_response(std::optional<T>&& v) {
+    if (!v) return Response(Status::NotFound);
+    return to_response(std::move(*v));
+}
+/// An optional result (a copy of the value when engaged), as above.
+template <class T>
+requires requires(const T& t) {
+    { to_response(t) } -> std::same_as<Response>;
+}
+Response to_response(const std::optional<T>& v) {
+    if (!v) return Response(Status::NotFound);
+    return to_response(*v);
 }
 
 /// A type a handler may return: one that to_response() turns into a Response.
@@ -119,10 +153,25 @@ concept AsyncHandler = is_task<std::remove_cvref_t<handler_result_t<F>>>::value;
 template <class F>
 concept SyncHandler = !AsyncHandler<F> && ResponseLike<handler_result_t<F>>;
 
+// A handler's Task<T> as a Task<Response>. A status the task co_returned (an HttpError
+// without detail, see task_return_error) becomes that bare status here (one rethrow), which
+// the App gives its error body; an HttpError with a detail goes on to the App.
 template <class T>
 Task<Response> adapt_task(Task<T> t) {
-    co_return to_response(co_await std::move(t));
+    try {
+        co_return to_response(co_await std::move(t));
+    } catch (const HttpError& e) {
+        if (*e.what() != '\0') throw;
+        co_return Response(e.status());
+    }
 }
+
+// A callable whose operator() cannot be named: a generic lambda (an `auto` parameter) or an
+// overloaded call operator. Its parameters cannot be deduced, so it is refused with a message.
+template <class F>
+concept UndeducibleCallable = std::is_class_v<F> && !requires {
+    &F::operator();
+};
 
 // ---- Handlers with typed parameters -------------------------------------------------------
 
@@ -221,7 +270,12 @@ Task<Response> run_extracting(F& fn, Request& r) {
     typename E::Slots slots;
     Response error;
     if (!E::fill(r, error, slots)) co_return error;
-    co_return to_response(co_await E::call(fn, r, slots));
+    try {
+        co_return to_response(co_await E::call(fn, r, slots));
+    } catch (const HttpError& e) {  // a co_returned status, as adapt_task
+        if (*e.what() != '\0') throw;
+        co_return Response(e.status());
+    }
 }
 
 }  // namespace detail
@@ -241,7 +295,12 @@ template <class F>
 HandlerFn make_handler(F&& f) {
     using Fn = std::decay_t<F>;
     HandlerFn h;
-    if constexpr (detail::ExtractingHandler<Fn>) {
+    if constexpr (detail::UndeducibleCallable<Fn>) {
+        static_assert(!detail::UndeducibleCallable<Fn>,
+                      "a handler's parameters need their types written out: replace `auto` with "
+                      "vela::Request&, vela::Json<T>, vela::Query<T> or another typed parameter "
+                      "(and give the lambda a single, non-template operator())");
+    } else if constexpr (detail::ExtractingHandler<Fn>) {
         using Result = typename detail::signature_of<Fn>::result;
         if constexpr (detail::is_task<std::remove_cvref_t<Result>>::value) {
             h.async = [fn = Fn(std::forward<F>(f))](Request& r) mutable {

@@ -12,8 +12,11 @@
 // instead of the 500 any other exception becomes. Use it for errors the client caused; the
 // message is shown to the client, so it must not carry secrets.
 
+#include <concepts>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "vela/http/status.hpp"
 
@@ -31,5 +34,18 @@ class HttpError : public std::runtime_error {
   private:
     Status status_;
 };
+
+/// Lets a Task<T> (a typed handler's) `co_return vela::Status::NotFound;`: the task ends with
+/// an HttpError without detail, answered with that status in the App's error format
+/// (vela/async/task.hpp's TaskReturnError, found by argument-dependent lookup).
+inline std::exception_ptr task_return_error(Status s) {
+    return std::make_exception_ptr(HttpError(s, std::string()));
+}
+/// Lets a Task<T> `co_return vela::HttpError(status, detail);`: ended with that error, as if
+/// thrown.
+template <std::derived_from<HttpError> E>
+std::exception_ptr task_return_error(E&& e) {
+    return std::make_exception_ptr(std::forward<E>(e));
+}
 
 }  // namespace vela

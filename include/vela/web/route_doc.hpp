@@ -93,6 +93,8 @@ struct Operation {
     bool validates = false;
     /// Takes vela::JwtClaims: bearer authentication, answered 401 without a token.
     bool bearer = false;
+    /// Returns a std::optional (or a Task of one): an empty one is answered 404.
+    bool may_not_find = false;
 };
 
 /// Fills an Operation from a handler type (one instantiation per handler type).
@@ -330,12 +332,15 @@ json::Value schema_of(Schemas& s) {
 }
 
 /// The "content" of a response of type T: application/json for JSON results, text/plain
-/// for strings, null for a Response, a Status or a status code (nothing known).
+/// for strings, null for a Response, a Status or a status code (nothing known); a
+/// std::optional's is its value's (the empty one is a 404, see Operation::may_not_find).
 template <class R>
 json::Value content_of(Schemas& s) {
     using T = std::remove_cvref_t<R>;
     if constexpr (vela::detail::is_task<T>::value) {
         return content_of<typename vela::detail::is_task<T>::result>(s);
+    } else if constexpr (json::detail::is_optional<T>::value) {
+        return content_of<typename T::value_type>(s);
     } else if constexpr (detail::is_json_param<T>::value) {
         return content("application/json", schema_of<typename detail::is_json_param<T>::type>(s));
     } else if constexpr (json::detail::is_text_v<std::decay_t<T>>) {
@@ -396,18 +401,35 @@ void describe_param(Operation& op, Schemas& s) {
     }
 }
 
+// The result type R of a handler, a Task's unwrapped: a std::optional (answered 404 when
+// empty).
+template <class R>
+constexpr bool optional_result() {
+    using T = std::remove_cvref_t<R>;
+    if constexpr (vela::detail::is_task<T>::value)
+        return json::detail::is_optional<
+            std::remove_cvref_t<typename vela::detail::is_task<T>::result>>::value;
+    else
+        return json::detail::is_optional<T>::value;
+}
+
 template <class R, class... A>
 void describe_signature(Operation& op, Schemas& s, vela::detail::signature<R, A...>) {
     (describe_param<A>(op, s), ...);
     op.content = content_of<R>(s);
+    op.may_not_find = optional_result<R>();
 }
 
 template <class Fn>
 void describe_handler(Operation& op, Schemas& s) {
-    if constexpr (vela::detail::ExtractingHandler<Fn>)
+    if constexpr (vela::detail::UndeducibleCallable<Fn>) {
+        // refused by make_handler's static_assert
+    } else if constexpr (vela::detail::ExtractingHandler<Fn>) {
         describe_signature(op, s, typename vela::detail::signature_of<Fn>::type{});
-    else
+    } else {
         op.content = content_of<vela::detail::handler_result_t<Fn>>(s);
+        op.may_not_find = optional_result<vela::detail::handler_result_t<Fn>>();
+    }
 }
 
 }  // namespace detail
