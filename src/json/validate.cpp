@@ -2,6 +2,7 @@
 
 #include "vela/json/validate.hpp"
 
+#include <array>
 #include <regex>
 
 #include <fmt/format.h>
@@ -127,6 +128,15 @@ bool is_email(std::string_view s) noexcept {
     return is_domain(s.substr(at + 1));
 }
 
+// RFC 3986's unreserved and reserved characters: what a URI holds besides '%' escapes.
+constexpr auto kUriChars = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0; c < 256; ++c) t[c] = is_alnum(static_cast<char>(c));
+    for (char c : std::string_view("-._~:/?#[]@!$&'()*+,;="))
+        t[static_cast<unsigned char>(c)] = true;
+    return t;
+}();
+
 // RFC 3986 section 3: scheme ":" hier-part [ "?" query ] [ "#" fragment ], checked as a
 // scheme followed by characters a URI may hold (unreserved, reserved, '%' HEXDIG HEXDIG).
 bool is_uri(std::string_view s) noexcept {
@@ -143,9 +153,7 @@ bool is_uri(std::string_view s) noexcept {
             i += 2;
             continue;
         }
-        if (is_alnum(c)) continue;
-        if (std::string_view("-._~:/?#[]@!$&'()*+,;=").find(c) == std::string_view::npos)
-            return false;
+        if (!kUriChars[static_cast<unsigned char>(c)]) return false;
     }
     // "//" starts an authority, which must name a host for the schemes that have one.
     if (rest.substr(0, 2) == "//") {
