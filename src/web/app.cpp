@@ -398,6 +398,23 @@ void App::fill_error_body(const Request* req, Response& r, std::string_view deta
     }
 }
 
+// An error a handler returned: a bare one gets the app's error body; so does the files
+// module's own answer for a file that cannot be sent (Response::file / send_file: the status's
+// reason phrase as text/plain), unless that is already what the app's format gives.
+void App::complete_error_body(const Request* req, Response& r) const {
+    if (r.is_bare()) return fill_error_body(req, r, {});
+    if (!error_pages_.render && error_pages_.format == ErrorFormat::text) return;
+    if (r.file_body() || r.streaming() || r.has_upgrade() || r.content_type() != mime::text ||
+        r.body() != reason_phrase(r.status()))
+        return;
+    Response bare(r.status());
+    r.for_each_header(
+        [&](std::string_view name, std::string_view value) { bare.add_header(name, value); });
+    if (r.wants_close()) bare.close_connection();
+    r = std::move(bare);
+    fill_error_body(req, r, {});
+}
+
 namespace detail {
 
 Response error_answer(const App& app, Status s, const Request* req, std::string_view detail) {

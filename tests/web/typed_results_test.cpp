@@ -175,10 +175,15 @@ TEST_P(StaticRoot, ErrorsUseTheAppsFormat) {
     App app;
     app.error_pages({.format = format});
     add_routes(app);
+    // Response::file in a handler: a missing file is the app's 404 too.
+    app.get("/download/{name}", [this](Request& req) {
+        return Response::file(dir_ + "/" + std::string(req.param("name")));
+    });
     app.static_files("/", dir_);
     Client client(app);
     const std::string framework_404 = client.get("/sync/2").get().body();
-    for (const char* path : {"/sync/abc", "/api/notes/abc", "/missing.js", "/.env"}) {
+    for (const char* path :
+         {"/sync/abc", "/api/notes/abc", "/missing.js", "/.env", "/download/missing.txt"}) {
         TestResponse r = client.get(path).get();
         EXPECT_EQ(r.status(), 404) << path;
         EXPECT_EQ(r.content_type(), type) << path;
@@ -197,6 +202,36 @@ TEST_P(StaticRoot, ErrorsUseTheAppsFormat) {
     EXPECT_EQ(post.status(), 405);
     EXPECT_EQ(post.content_type(), type);
     EXPECT_EQ(client.get("/app.js").get().body(), "console.log(1);\n");
+}
+
+// With the default text format, a missing file's answer stays the files module's own text.
+TEST_F(StaticRoot, TextFormatKeepsTheFileModulesAnswer) {
+    App app;
+    app.get("/download/{name}", [this](Request& req) {
+        Response r = Response::file(dir_ + "/" + std::string(req.param("name")));
+        r.add_header("X-Kept", "1");
+        return r;
+    });
+    Client client(app);
+    TestResponse r = client.get("/download/missing.txt").get();
+    EXPECT_EQ(r.status(), 404);
+    EXPECT_EQ(r.body(), "Not Found");
+    EXPECT_EQ(r.header("X-Kept"), "1");
+    EXPECT_EQ(client.get("/download/app.js").get().body(), "console.log(1);\n");
+    // problem+json: the same response becomes the app's 404, its own headers kept.
+    App problem;
+    problem.error_pages({.format = ErrorFormat::problem_json});
+    problem.get("/download/{name}", [this](Request& req) {
+        Response res = Response::file(dir_ + "/" + std::string(req.param("name")));
+        res.add_header("X-Kept", "1");
+        return res;
+    });
+    Client pc(problem);
+    TestResponse p = pc.get("/download/missing.txt").get();
+    EXPECT_EQ(p.status(), 404);
+    EXPECT_EQ(p.content_type(), "application/problem+json");
+    EXPECT_EQ(p.body(), R"({"type":"about:blank","title":"Not Found","status":404})");
+    EXPECT_EQ(p.header("X-Kept"), "1");
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, StaticRoot,

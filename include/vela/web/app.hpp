@@ -434,6 +434,7 @@ class App {
     Response answer_unrouted(Request& req) const;
     const detail::Endpoint* fallback_for(Request& req, const Router::Match& m) const;
     void fill_error_body(const Request* req, Response& r, std::string_view detail) const;
+    void complete_error_body(const Request* req, Response& r) const;
 
     ServerOptions options_;
     Router router_;
@@ -461,8 +462,8 @@ class App {
 namespace detail {
 
 inline void complete_error(const App& app, const Request& req, Response& r) {
-    if (static_cast<int>(r.status()) >= 400 && r.is_bare()) [[unlikely]]
-        app.fill_error_body(&req, r, {});
+    if (static_cast<int>(r.status()) >= 400) [[unlikely]]
+        app.complete_error_body(&req, r);
 }
 
 template <class T>
