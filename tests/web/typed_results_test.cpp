@@ -204,28 +204,27 @@ TEST_P(StaticRoot, ErrorsUseTheAppsFormat) {
     EXPECT_EQ(client.get("/app.js").get().body(), "console.log(1);\n");
 }
 
-// With the default text format, a missing file's answer stays the files module's own text.
-TEST_F(StaticRoot, TextFormatKeepsTheFileModulesAnswer) {
+// With the default text format, a missing file's answer stays the files module's own text;
+// with problem+json it becomes the app's 404. Both keep the handler's own headers.
+TEST_F(StaticRoot, AFileAHandlerCannotSendFollowsTheFormat) {
+    const auto add_download = [this](App& app) {
+        app.get("/download/{name}", [this](Request& req) {
+            Response r = Response::file(dir_ + "/" + std::string(req.param("name")));
+            r.add_header("X-Kept", "1");
+            return r;
+        });
+    };
     App app;
-    app.get("/download/{name}", [this](Request& req) {
-        Response r = Response::file(dir_ + "/" + std::string(req.param("name")));
-        r.add_header("X-Kept", "1");
-        return r;
-    });
+    add_download(app);
     Client client(app);
     TestResponse r = client.get("/download/missing.txt").get();
     EXPECT_EQ(r.status(), 404);
     EXPECT_EQ(r.body(), "Not Found");
     EXPECT_EQ(r.header("X-Kept"), "1");
     EXPECT_EQ(client.get("/download/app.js").get().body(), "console.log(1);\n");
-    // problem+json: the same response becomes the app's 404, its own headers kept.
     App problem;
     problem.error_pages({.format = ErrorFormat::problem_json});
-    problem.get("/download/{name}", [this](Request& req) {
-        Response res = Response::file(dir_ + "/" + std::string(req.param("name")));
-        res.add_header("X-Kept", "1");
-        return res;
-    });
+    add_download(problem);
     Client pc(problem);
     TestResponse p = pc.get("/download/missing.txt").get();
     EXPECT_EQ(p.status(), 404);
