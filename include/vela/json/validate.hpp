@@ -159,7 +159,7 @@ inline constexpr bool is_number_v = is_integer_v<T> || std::is_floating_point_v<
 template <class T>
 inline constexpr bool is_sequence_v = is_vector<T>::value || is_array<T>::value;
 
-// Text of a string-like member, or of a reflected enum (its JSON name).
+// A string member (what the text rules apply to).
 template <class M>
 constexpr bool is_ruled_text_v =
     std::is_same_v<M, std::string> || std::is_same_v<M, std::string_view>;
@@ -537,11 +537,6 @@ concept HasWholeCheck = requires(const T& v, Violations& out) {
 };
 
 template <class T>
-struct no_rules {
-    static constexpr std::tuple<> value{};
-};
-
-template <class T>
 constexpr auto rules_tuple() noexcept {
     if constexpr (HasOwnRules<T>)
         return vela_json_rules(static_cast<const T*>(nullptr));
@@ -636,11 +631,11 @@ void apply_rule(const R& r, const M& v, Violations& out, const PathSegment* at) 
     }
 }
 
-template <class T, class F>
-void check_field(const T& obj, const F& f, Violations& out, const PathSegment* at) {
+// Calls fn(rule) for each rule VELA_VALIDATE gives member `field` of its owner.
+template <class F, class Fn>
+void for_each_member_rule(const F& field, Fn&& fn) {
+    using T = typename F::owner_type;
     using M = typename F::member_type;
-    const PathSegment here{at, f.name, 0};
-    const M& v = obj.*(f.member);
     if constexpr (HasOwnRules<T>) {
         std::apply(
             [&](const auto&... mr) {
@@ -648,15 +643,21 @@ void check_field(const T& obj, const F& f, Violations& out, const PathSegment* a
                     [&] {
                         using MR = std::remove_cvref_t<decltype(mr)>;
                         if constexpr (std::is_same_v<typename MR::member_type, M>)
-                            if (mr.member == f.member)
-                                std::apply(
-                                    [&](const auto&... r) { (apply_rule(r, v, out, &here), ...); },
-                                    mr.rules);
+                            if (mr.member == field.member)
+                                std::apply([&](const auto&... r) { (fn(r), ...); }, mr.rules);
                     }(),
                     ...);
             },
             rules_of<T>);
     }
+}
+
+template <class T, class F>
+void check_field(const T& obj, const F& f, Violations& out, const PathSegment* at) {
+    using M = typename F::member_type;
+    const PathSegment here{at, f.name, 0};
+    const M& v = obj.*(f.member);
+    for_each_member_rule(f, [&](const auto& r) { apply_rule(r, v, out, &here); });
     if constexpr (has_rules<M>()) check_value(v, out, &here);
 }
 
@@ -724,25 +725,10 @@ Violations validate(const T& value) {
     return out;
 }
 
-/// Calls f(rule) for each rule VELA_VALIDATE gives member `f` of its owner (for schemas).
+/// Calls f(rule) for each rule VELA_VALIDATE gives member `field` of its owner (for schemas).
 template <class F, class Fn>
 void for_each_rule(const F& field, Fn&& fn) {
-    using T = typename F::owner_type;
-    using M = typename F::member_type;
-    if constexpr (detail::HasOwnRules<T>) {
-        std::apply(
-            [&](const auto&... mr) {
-                (
-                    [&] {
-                        using MR = std::remove_cvref_t<decltype(mr)>;
-                        if constexpr (std::is_same_v<typename MR::member_type, M>)
-                            if (mr.member == field.member)
-                                std::apply([&](const auto&... r) { (fn(r), ...); }, mr.rules);
-                    }(),
-                    ...);
-            },
-            detail::rules_of<T>);
-    }
+    detail::for_each_member_rule(field, std::forward<Fn>(fn));
 }
 
 }  // namespace vela::json
