@@ -1,0 +1,453 @@
+// HPACK (RFC 7541): integers, string literals, the tables and the field representations.
+// The Huffman code is in hpack_huffman.cpp.
+
+#include "vela/http/hpack.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace vela::hpack {
+namespace {
+
+// Appendix A; index 0 is unused.
+constexpr Field kStatic[static_table_size + 1] = {
+    {"", ""},
+    {":authority", ""},
+    {":method", "GET"},
+    {":method", "POST"},
+    {":path", "/"},
+    {":path", "/index.html"},
+    {":scheme", "http"},
+    {":scheme", "https"},
+    {":status", "200"},
+    {":status", "204"},
+    {":status", "206"},
+    {":status", "304"},
+    {":status", "400"},
+    {":status", "404"},
+    {":status", "500"},
+    {"accept-charset", ""},
+    {"accept-encoding", "gzip, deflate"},
+    {"accept-language", ""},
+    {"accept-ranges", ""},
+    {"accept", ""},
+    {"access-control-allow-origin", ""},
+    {"age", ""},
+    {"allow", ""},
+    {"authorization", ""},
+    {"cache-control", ""},
+    {"content-disposition", ""},
+    {"content-encoding", ""},
+    {"content-language", ""},
+    {"content-length", ""},
+    {"content-location", ""},
+    {"content-range", ""},
+    {"content-type", ""},
+    {"cookie", ""},
+    {"date", ""},
+    {"etag", ""},
+    {"expect", ""},
+    {"expires", ""},
+    {"from", ""},
+    {"host", ""},
+    {"if-match", ""},
+    {"if-modified-since", ""},
+    {"if-none-match", ""},
+    {"if-range", ""},
+    {"if-unmodified-since", ""},
+    {"last-modified", ""},
+    {"link", ""},
+    {"location", ""},
+    {"max-forwards", ""},
+    {"proxy-authenticate", ""},
+    {"proxy-authorization", ""},
+    {"range", ""},
+    {"referer", ""},
+    {"refresh", ""},
+    {"retry-after", ""},
+    {"server", ""},
+    {"set-cookie", ""},
+    {"strict-transport-security", ""},
+    {"transfer-encoding", ""},
+    {"user-agent", ""},
+    {"vary", ""},
+    {"via", ""},
+    {"www-authenticate", ""},
+};
+
+// The static entries grouped by name length, so a lookup compares only names of the right
+// length: kByLength[len] lists indexes (0-terminated) of entries whose name has `len` bytes.
+constexpr std::size_t kLongestName = 27;  // access-control-allow-origin
+constexpr std::size_t kMostPerLength = 16;
+using LengthIndex = std::array<std::array<std::uint8_t, kMostPerLength + 1>, kLongestName + 1>;
+constexpr LengthIndex build_length_index() {
+    LengthIndex t{};
+    std::array<std::size_t, kLongestName + 1> used{};
+    for (std::size_t i = 1; i <= static_table_size; ++i) {
+        const std::size_t len = kStatic[i].name.size();
+        t[len][used[len]++] = static_cast<std::uint8_t>(i);
+    }
+    return t;
+}
+constexpr LengthIndex kByLength = build_length_index();
+
+// Integers of 5.1 hold at most 2^32-1: five continuation bytes (7 bits each) suffice.
+constexpr unsigned kMaxContinuation = 5;
+
+}  // namespace
+
+std::string_view error_message(Error e) noexcept {
+    switch (e) {
+        case Error::none:
+            return "no error";
+        case Error::truncated:
+            return "header block ends inside a field";
+        case Error::integer_overflow:
+            return "integer too large";
+        case Error::index_zero:
+            return "indexed field with index 0";
+        case Error::index_out_of_range:
+            return "index past the static and dynamic tables";
+        case Error::string_too_long:
+            return "name or value too long";
+        case Error::huffman_eos:
+            return "EOS symbol in a Huffman string";
+        case Error::huffman_padding:
+            return "bad padding after a Huffman string";
+        case Error::table_size_too_large:
+            return "table size update over our setting";
+        case Error::table_size_update_late:
+            return "table size update after a field";
+        case Error::table_size_update_missing:
+            return "expected a table size update";
+        case Error::header_list_too_large:
+            return "header list too large";
+    }
+    return "unknown HPACK error";
+}
+
+Error decode_integer(const std::uint8_t*& p, const std::uint8_t* end, unsigned prefix_bits,
+                     std::uint32_t& value) noexcept {
+    if (p == end) return Error::truncated;
+    const std::uint32_t mask = (1u << prefix_bits) - 1;
+    std::uint64_t v = *p++ & mask;
+    if (v < mask) {
+        value = static_cast<std::uint32_t>(v);
+        return Error::none;
+    }
+    for (unsigned i = 0; i < kMaxContinuation; ++i) {
+        if (p == end) return Error::truncated;
+        const std::uint8_t b = *p++;
+        v += static_cast<std::uint64_t>(b & 0x7F) << (7 * i);
+        if (v > UINT32_MAX) return Error::integer_overflow;
+        if ((b & 0x80) == 0) {
+            value = static_cast<std::uint32_t>(v);
+            return Error::none;
+        }
+    }
+    return Error::integer_overflow;
+}
+
+void encode_integer(std::string& out, std::uint8_t first, unsigned prefix_bits,
+                    std::uint32_t value) {
+    const std::uint32_t mask = (1u << prefix_bits) - 1;
+    if (value < mask) {
+        out.push_back(static_cast<char>(first | value));
+        return;
+    }
+    out.push_back(static_cast<char>(first | mask));
+    value -= mask;
+    while (value >= 0x80) {
+        out.push_back(static_cast<char>(0x80 | (value & 0x7F)));
+        value >>= 7;
+    }
+    out.push_back(static_cast<char>(value));
+}
+
+void encode_string(std::string_view s, std::string& out) {
+    const std::size_t huff = huffman_size(s);
+    if (huff < s.size()) {
+        encode_integer(out, 0x80, 7, static_cast<std::uint32_t>(huff));
+        huffman_encode(s, out);
+    } else {
+        encode_integer(out, 0, 7, static_cast<std::uint32_t>(s.size()));
+        out.append(s);
+    }
+}
+
+const Field& static_entry(std::size_t index) noexcept { return kStatic[index]; }
+
+std::size_t static_find(std::string_view name, std::string_view value,
+                        std::size_t& name_index) noexcept {
+    name_index = 0;
+    if (name.size() > kLongestName) return 0;
+    for (std::uint8_t i : kByLength[name.size()]) {
+        if (i == 0) break;
+        if (kStatic[i].name != name) continue;
+        if (name_index == 0) name_index = i;
+        if (kStatic[i].value == value) return i;
+        // Entries with the same name are adjacent (:method, :path, :scheme, :status).
+    }
+    return 0;
+}
+
+// ---- DynamicTable ----
+
+DynamicTable::DynamicTable(std::uint32_t capacity) : max_size_(capacity), capacity_(capacity) {
+    ring_.resize(capacity / entry_overhead + 1);
+}
+
+void DynamicTable::set_capacity(std::uint32_t capacity) {
+    if (capacity <= capacity_) return;
+    std::vector<Entry> ring(capacity / entry_overhead + 1);
+    for (std::size_t i = 0; i < count_; ++i) {
+        Entry& e = ring_[(head_ + ring_.size() - count_ + i) % ring_.size()];
+        ring[i] = std::move(e);
+    }
+    ring_ = std::move(ring);
+    head_ = count_;
+    capacity_ = capacity;
+}
+
+void DynamicTable::evict_to(std::size_t limit) noexcept {
+    while (size_ > limit) {
+        const Entry& oldest = ring_[(head_ + ring_.size() - count_) % ring_.size()];
+        size_ -= oldest.name.size() + oldest.value.size() + entry_overhead;
+        --count_;
+    }
+}
+
+void DynamicTable::set_max_size(std::uint32_t max) noexcept {
+    max_size_ = std::min(max, capacity_);
+    evict_to(max_size_);
+}
+
+void DynamicTable::insert(std::string_view name, std::string_view value) {
+    const std::size_t need = name.size() + value.size() + entry_overhead;
+    if (need > max_size_) {
+        evict_to(0);
+        return;
+    }
+    evict_to(max_size_ - need);
+    Entry& e = ring_[head_];
+    e.name.assign(name);
+    e.value.assign(value);
+    head_ = (head_ + 1) % ring_.size();
+    ++count_;
+    size_ += need;
+}
+
+long DynamicTable::find(std::string_view name, std::string_view value,
+                        long& name_at) const noexcept {
+    name_at = -1;
+    for (std::size_t i = 0; i < count_; ++i) {
+        const Entry& e = ring_[(head_ + ring_.size() - 1 - i) % ring_.size()];
+        if (e.name != name) continue;
+        if (name_at < 0) name_at = static_cast<long>(i);
+        if (e.value == value) return static_cast<long>(i);
+    }
+    return -1;
+}
+
+// ---- Decoder ----
+
+Decoder::Decoder(const DecoderLimits& limits) : table_(limits.max_table_size), limits_(limits) {}
+
+void Decoder::set_max_table_size(std::uint32_t max) {
+    table_.set_capacity(max);
+    if (max < table_.max_size()) required_update_ = std::min(required_update_, max);
+    limits_.max_table_size = max;
+}
+
+Error Decoder::begin_block(const std::uint8_t*& p, const std::uint8_t* end) noexcept {
+    list_size_ = 0;
+    // Size updates (6.3) may only open a block (4.2); several may (a decrease, then the
+    // final size).
+    bool first = true;
+    while (p != end && (*p & 0xE0) == 0x20) {
+        std::uint32_t size = 0;
+        if (Error e = decode_integer(p, end, 5, size); e != Error::none) return e;
+        if (size > limits_.max_table_size) return Error::table_size_too_large;
+        if (first && required_update_ != UINT32_MAX) {
+            if (size > required_update_) return Error::table_size_update_missing;
+            required_update_ = UINT32_MAX;
+        }
+        first = false;
+        table_.set_max_size(size);
+    }
+    if (required_update_ != UINT32_MAX) return Error::table_size_update_missing;
+    return Error::none;
+}
+
+Error Decoder::lookup(std::uint32_t index, Field& f) const noexcept {
+    if (index == 0) return Error::index_zero;
+    if (index <= static_table_size) {
+        f = kStatic[index];
+        return Error::none;
+    }
+    const std::size_t i = index - static_table_size - 1;
+    if (i >= table_.count()) return Error::index_out_of_range;
+    f = table_.entry(i);
+    return Error::none;
+}
+
+Error Decoder::read_string(const std::uint8_t*& p, const std::uint8_t* end, std::string& buf,
+                           std::string_view& s) {
+    if (p == end) return Error::truncated;
+    const bool huffman = (*p & 0x80) != 0;
+    std::uint32_t len = 0;
+    if (Error e = decode_integer(p, end, 7, len); e != Error::none) return e;
+    if (len > limits_.max_string_length) return Error::string_too_long;
+    if (len > static_cast<std::size_t>(end - p)) return Error::truncated;
+    const std::string_view raw(reinterpret_cast<const char*>(p), len);
+    p += len;
+    if (!huffman) {
+        s = raw;
+        return Error::none;
+    }
+    // Grows to the connection's longest string, then stays.
+    const std::size_t room = std::size_t{len} * 8 / 5 + 1;
+    if (buf.size() < room) buf.resize(std::max(room, 2 * buf.size()));
+    std::size_t n = 0;
+    if (Error e = huffman_decode(raw, buf.data(), n); e != Error::none) return e;
+    if (n > limits_.max_string_length) return Error::string_too_long;
+    s = std::string_view(buf.data(), n);
+    return Error::none;
+}
+
+Error Decoder::next(const std::uint8_t*& p, const std::uint8_t* end, DecodedField& f) {
+    const std::uint8_t b = *p;
+    f.never_indexed = false;
+    if (b & 0x80) {  // 6.1 indexed field
+        std::uint32_t index = 0;
+        if (Error e = decode_integer(p, end, 7, index); e != Error::none) return e;
+        Field entry;
+        if (Error e = lookup(index, entry); e != Error::none) return e;
+        f.name = entry.name;
+        f.value = entry.value;
+    } else if ((b & 0xE0) == 0x20) {  // 6.3 after the first field
+        return Error::table_size_update_late;
+    } else {
+        // 6.2.1 (01xxxxxx, 6-bit index), 6.2.2 (0000xxxx) and 6.2.3 (0001xxxx, 4-bit index)
+        const bool indexing = (b & 0x40) != 0;
+        const unsigned prefix = indexing ? 6 : 4;
+        f.never_indexed = !indexing && (b & 0x10) != 0;
+        std::uint32_t index = 0;
+        if (Error e = decode_integer(p, end, prefix, index); e != Error::none) return e;
+        if (index == 0) {
+            if (Error e = read_string(p, end, name_buf_, f.name); e != Error::none) return e;
+        } else {
+            Field entry;
+            if (Error e = lookup(index, entry); e != Error::none) return e;
+            f.name = entry.name;
+        }
+        if (Error e = read_string(p, end, value_buf_, f.value); e != Error::none) return e;
+        if (indexing) {
+            // Inserting may evict the entry the name came from (4.4): copy it out first.
+            if (index > static_table_size) {
+                name_buf_.assign(f.name);
+                f.name = name_buf_;
+            }
+            table_.insert(f.name, f.value);
+        }
+    }
+    list_size_ += f.name.size() + f.value.size() + entry_overhead;
+    if (list_size_ > limits_.max_header_list_size) return Error::header_list_too_large;
+    return Error::none;
+}
+
+// ---- Encoder ----
+
+namespace {
+
+// Fields whose values change from message to message: indexing them would only evict the
+// entries that do repeat.
+bool worth_indexing(std::string_view name) noexcept {
+    static constexpr std::string_view kNot[] = {
+        ":path",         "content-length",    "content-range", "etag",     "last-modified",
+        "if-none-match", "if-modified-since", "age",           "location", "if-range",
+    };
+    return std::find(std::begin(kNot), std::end(kNot), name) == std::end(kNot);
+}
+
+// Credentials: never indexed, here or by any intermediary (7.1.3). Short cookies too: a
+// guess at a short value is cheap to confirm through the table's compression.
+bool sensitive(std::string_view name, std::string_view value) noexcept {
+    return name == "authorization" || name == "proxy-authorization" || name == "set-cookie" ||
+           (name == "cookie" && value.size() < 20);
+}
+
+}  // namespace
+
+Encoder::Encoder(std::uint32_t max_table_size)
+    : table_(std::min(max_table_size, default_table_size)), limit_(max_table_size) {
+    table_.set_capacity(max_table_size);
+    // The peer's initial setting is 4096 (RFC 9113 6.5.2): a smaller limit of ours must be
+    // announced in the first block.
+    if (max_table_size < default_table_size) {
+        pending_update_ = true;
+        pending_min_ = max_table_size;
+    }
+}
+
+void Encoder::set_peer_max_table_size(std::uint32_t max) {
+    const std::uint32_t size = std::min(max, limit_);
+    if (size == table_.max_size() && !pending_update_) return;
+    pending_min_ = std::min(pending_min_, size);
+    pending_update_ = true;
+    table_.set_max_size(size);
+}
+
+void Encoder::begin_block(std::string& out) {
+    if (!pending_update_) return;
+    if (pending_min_ < table_.max_size()) encode_integer(out, 0x20, 5, pending_min_);
+    encode_integer(out, 0x20, 5, table_.max_size());
+    pending_update_ = false;
+    pending_min_ = UINT32_MAX;
+}
+
+void Encoder::literal(std::uint8_t first, unsigned prefix_bits, std::size_t name_index,
+                      const EncoderField& f, std::string& out) {
+    encode_integer(out, first, prefix_bits, static_cast<std::uint32_t>(name_index));
+    if (name_index == 0) encode_string(f.name, out);
+    encode_string(f.value, out);
+}
+
+void Encoder::add(const EncoderField& f, std::string& out) {
+    std::size_t name_index = 0;
+    const bool never = f.indexing == Indexing::never || sensitive(f.name, f.value);
+    if (!never) {
+        if (std::size_t i = static_find(f.name, f.value, name_index); i != 0) {
+            encode_integer(out, 0x80, 7, static_cast<std::uint32_t>(i));
+            return;
+        }
+    } else {
+        static_find(f.name, {}, name_index);
+    }
+    long dyn_name = -1;
+    if (!never && table_.count() > 0) {
+        if (long at = table_.find(f.name, f.value, dyn_name); at >= 0) {
+            encode_integer(out, 0x80, 7, static_cast<std::uint32_t>(static_table_size + 1 + at));
+            return;
+        }
+    }
+    if (name_index == 0 && dyn_name >= 0) name_index = static_table_size + 1 + dyn_name;
+    if (never) {
+        literal(0x10, 4, name_index, f, out);
+        return;
+    }
+    const std::size_t entry = f.name.size() + f.value.size() + entry_overhead;
+    if (worth_indexing(f.name) && entry <= table_.max_size() / 2) {
+        literal(0x40, 6, name_index, f, out);
+        table_.insert(f.name, f.value);
+        return;
+    }
+    literal(0x00, 4, name_index, f, out);
+}
+
+void Encoder::encode(std::span<const EncoderField> fields, std::string& out) {
+    begin_block(out);
+    for (const EncoderField& f : fields) add(f, out);
+}
+
+}  // namespace vela::hpack
