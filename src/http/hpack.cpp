@@ -193,25 +193,22 @@ std::size_t static_find(std::string_view name, std::string_view value,
 
 // ---- DynamicTable ----
 
-DynamicTable::DynamicTable(std::uint32_t capacity) : max_size_(capacity), capacity_(capacity) {
-    ring_.resize(capacity / entry_overhead + 1);
+DynamicTable::DynamicTable(std::uint32_t capacity) : max_size_(capacity), capacity_(capacity) {}
+
+void DynamicTable::regrow(std::size_t slots) {
+    std::vector<Entry> ring(slots);
+    for (std::size_t i = 0; i < count_; ++i) ring[count_ - 1 - i] = std::move(ring_[slot(i)]);
+    ring_ = std::move(ring);
+    head_ = count_ % ring_.size();
 }
 
 void DynamicTable::set_capacity(std::uint32_t capacity) {
-    if (capacity <= capacity_) return;
-    std::vector<Entry> ring(capacity / entry_overhead + 1);
-    for (std::size_t i = 0; i < count_; ++i) {
-        Entry& e = ring_[(head_ + ring_.size() - count_ + i) % ring_.size()];
-        ring[i] = std::move(e);
-    }
-    ring_ = std::move(ring);
-    head_ = count_;
-    capacity_ = capacity;
+    capacity_ = std::max(capacity, capacity_);
 }
 
 void DynamicTable::evict_to(std::size_t limit) noexcept {
     while (size_ > limit) {
-        const Entry& oldest = ring_[(head_ + ring_.size() - count_) % ring_.size()];
+        const Entry& oldest = ring_[slot(count_ - 1)];
         size_ -= oldest.name.size() + oldest.value.size() + entry_overhead;
         --count_;
     }
@@ -229,6 +226,10 @@ void DynamicTable::insert(std::string_view name, std::string_view value) {
         return;
     }
     evict_to(max_size_ - need);
+    // Each entry takes at least 32 bytes: max_size / 32 of them at most.
+    if (count_ == ring_.size())
+        regrow(std::min<std::size_t>(std::max<std::size_t>(8, 2 * count_),
+                                     capacity_ / entry_overhead + 1));
     Entry& e = ring_[head_];
     e.name.assign(name);
     e.value.assign(value);
@@ -241,7 +242,7 @@ long DynamicTable::find(std::string_view name, std::string_view value,
                         long& name_at) const noexcept {
     name_at = -1;
     for (std::size_t i = 0; i < count_; ++i) {
-        const Entry& e = ring_[(head_ + ring_.size() - 1 - i) % ring_.size()];
+        const Entry& e = ring_[slot(i)];
         if (e.name != name) continue;
         if (name_at < 0) name_at = static_cast<long>(i);
         if (e.value == value) return static_cast<long>(i);
@@ -361,11 +362,11 @@ Error Decoder::next(const std::uint8_t*& p, const std::uint8_t* end, DecodedFiel
 namespace {
 
 // Fields whose values change from message to message: indexing them would only evict the
-// entries that do repeat.
+// entries that do repeat. (location stays indexable: redirects tend to repeat their target.)
 bool worth_indexing(std::string_view name) noexcept {
     static constexpr std::string_view kNot[] = {
         ":path",         "content-length",    "content-range", "etag",     "last-modified",
-        "if-none-match", "if-modified-since", "age",           "location", "if-range",
+        "if-none-match", "if-modified-since", "age",           "if-range",
     };
     return std::find(std::begin(kNot), std::end(kNot), name) == std::end(kNot);
 }

@@ -89,8 +89,8 @@ std::size_t static_find(std::string_view name, std::string_view value,
                         std::size_t& name_index) noexcept;
 
 /// The dynamic table (section 4): newest entry first, evicting the oldest to stay within its
-/// maximum size. Its storage is allocated for `capacity` bytes once; entries reuse the strings
-/// of the entries they replace.
+/// maximum size. Its ring of entries grows with use, up to what `capacity` bytes can hold;
+/// entries reuse the strings of the entries they replace.
 class DynamicTable {
   public:
     /// A table whose maximum size can go up to `capacity` (our announced limit).
@@ -106,7 +106,7 @@ class DynamicTable {
     std::size_t count() const noexcept { return count_; }
     /// The entry at `i` (0 is the newest); i < count().
     Field entry(std::size_t i) const noexcept {
-        const Entry& e = ring_[(head_ + ring_.size() - 1 - i) % ring_.size()];
+        const Entry& e = ring_[slot(i)];
         return {e.name, e.value};
     }
     /// Sets the maximum size (at most capacity()), evicting entries to fit.
@@ -126,6 +126,11 @@ class DynamicTable {
         std::string value;
     };
     void evict_to(std::size_t limit) noexcept;
+    void regrow(std::size_t slots);
+    // Where entry i (0 is the newest) is: no division, the hot path asks this per field.
+    std::size_t slot(std::size_t i) const noexcept {
+        return head_ > i ? head_ - 1 - i : head_ + ring_.size() - 1 - i;
+    }
 
     std::vector<Entry> ring_;  // a circle of entries; ring_[head_ - 1] is the newest
     std::size_t head_ = 0;
