@@ -75,21 +75,29 @@ constexpr Field kStatic[static_table_size + 1] = {
     {"www-authenticate", ""},
 };
 
-// The static entries grouped by name length, so a lookup compares only names of the right
-// length: kByLength[len] lists indexes (0-terminated) of entries whose name has `len` bytes.
-constexpr std::size_t kLongestName = 27;  // access-control-allow-origin
-constexpr std::size_t kMostPerLength = 16;
-using LengthIndex = std::array<std::array<std::uint8_t, kMostPerLength + 1>, kLongestName + 1>;
-constexpr LengthIndex build_length_index() {
-    LengthIndex t{};
-    std::array<std::size_t, kLongestName + 1> used{};
+// Names of the static table in an open-addressing hash table built at compile time: slot ->
+// the first index with that name (0 for an empty slot). Entries sharing a name are adjacent
+// (:method, :path, :scheme, :status), so a lookup compares one name, then values.
+constexpr std::size_t kNameSlots = 128;
+constexpr std::size_t name_hash(std::string_view n) noexcept {
+    if (n.empty()) return 0;
+    const auto at = [&](std::size_t i) {
+        return static_cast<std::size_t>(static_cast<unsigned char>(n[i]));
+    };
+    return (n.size() * 131 + at(0) * 7 + at(n.size() / 2) * 3 + at(n.size() - 1)) % kNameSlots;
+}
+using NameIndex = std::array<std::uint8_t, kNameSlots>;
+constexpr NameIndex build_name_index() {
+    NameIndex t{};
     for (std::size_t i = 1; i <= static_table_size; ++i) {
-        const std::size_t len = kStatic[i].name.size();
-        t[len][used[len]++] = static_cast<std::uint8_t>(i);
+        if (kStatic[i].name == kStatic[i - 1].name) continue;
+        std::size_t h = name_hash(kStatic[i].name);
+        while (t[h] != 0) h = (h + 1) % kNameSlots;
+        t[h] = static_cast<std::uint8_t>(i);
     }
     return t;
 }
-constexpr LengthIndex kByLength = build_length_index();
+constexpr NameIndex kNameIndex = build_name_index();
 
 // Integers of 5.1 hold at most 2^32-1: five continuation bytes (7 bits each) suffice.
 constexpr unsigned kMaxContinuation = 5;
@@ -180,13 +188,18 @@ const Field& static_entry(std::size_t index) noexcept { return kStatic[index]; }
 std::size_t static_find(std::string_view name, std::string_view value,
                         std::size_t& name_index) noexcept {
     name_index = 0;
-    if (name.size() > kLongestName) return 0;
-    for (std::uint8_t i : kByLength[name.size()]) {
-        if (i == 0) break;
-        if (kStatic[i].name != name) continue;
-        if (name_index == 0) name_index = i;
+    std::size_t h = name_hash(name);
+    for (;;) {
+        const std::size_t i = kNameIndex[h];
+        if (i == 0) return 0;
+        if (kStatic[i].name == name) {
+            name_index = i;
+            break;
+        }
+        h = (h + 1) % kNameSlots;
+    }
+    for (std::size_t i = name_index; i <= static_table_size && kStatic[i].name == name; ++i) {
         if (kStatic[i].value == value) return i;
-        // Entries with the same name are adjacent (:method, :path, :scheme, :status).
     }
     return 0;
 }

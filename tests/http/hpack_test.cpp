@@ -205,6 +205,26 @@ TEST(HpackHuffman, PaddingAndEos) {
     }
 }
 
+// ---- Static table ----
+
+TEST(HpackStatic, FindsEveryEntry) {
+    for (std::size_t i = 1; i <= static_table_size; ++i) {
+        const Field& f = static_entry(i);
+        std::size_t name_index = 0;
+        EXPECT_EQ(static_find(f.name, f.value, name_index), i) << f.name;
+        std::size_t first = i;
+        while (first > 1 && static_entry(first - 1).name == f.name) --first;
+        EXPECT_EQ(name_index, first) << f.name;
+    }
+    std::size_t name_index = 7;
+    EXPECT_EQ(static_find(":status", "201", name_index), 0u);
+    EXPECT_EQ(name_index, 8u);
+    EXPECT_EQ(static_find("x-unknown", "", name_index), 0u);
+    EXPECT_EQ(name_index, 0u);
+    EXPECT_EQ(static_find("", "", name_index), 0u);
+    EXPECT_EQ(name_index, 0u);
+}
+
 // ---- Appendix C.2: one field, a fresh decoder each ----
 
 TEST(HpackDecoder, AppendixC2) {
