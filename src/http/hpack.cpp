@@ -99,6 +99,13 @@ constexpr NameIndex build_name_index() {
 }
 constexpr NameIndex kNameIndex = build_name_index();
 
+// FNV-1a: names are short, and the hash only spares find() most of its comparisons.
+std::uint32_t fnv1a(std::string_view s) noexcept {
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : s) h = (h ^ c) * 16777619u;
+    return h;
+}
+
 // Integers of 5.1 hold at most 2^32-1: five continuation bytes (7 bits each) suffice.
 constexpr unsigned kMaxContinuation = 5;
 
@@ -246,6 +253,7 @@ void DynamicTable::insert(std::string_view name, std::string_view value) {
     Entry& e = ring_[head_];
     e.name.assign(name);
     e.value.assign(value);
+    e.name_hash = fnv1a(name);
     head_ = (head_ + 1) % ring_.size();
     ++count_;
     size_ += need;
@@ -254,9 +262,10 @@ void DynamicTable::insert(std::string_view name, std::string_view value) {
 long DynamicTable::find(std::string_view name, std::string_view value,
                         long& name_at) const noexcept {
     name_at = -1;
+    const std::uint32_t hash = fnv1a(name);
     for (std::size_t i = 0; i < count_; ++i) {
         const Entry& e = ring_[slot(i)];
-        if (e.name != name) continue;
+        if (e.name_hash != hash || e.name != name) continue;
         if (name_at < 0) name_at = static_cast<long>(i);
         if (e.value == value) return static_cast<long>(i);
     }

@@ -124,6 +124,7 @@ class DynamicTable {
     struct Entry {
         std::string name;
         std::string value;
+        std::uint32_t name_hash = 0;  // so find() compares the names that may match only
     };
     void evict_to(std::size_t limit) noexcept;
     void regrow(std::size_t slots);
