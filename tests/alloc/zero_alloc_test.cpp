@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "vela/http/hpack.hpp"
 #include "vela/net/socket.hpp"
 #include "vela/vela.hpp"
 
@@ -260,6 +261,46 @@ TEST(ZeroAllocMetrics, MetricsAndWatchdogOnAllocateNothingPerRequest) {
     ::close(fd);
     app.stop();
     app.wait();
+}
+
+// HPACK on a long connection: once the dynamic tables' rings and strings and the decoder's
+// Huffman buffers have grown, decoding (literals that add and evict entries, indexed fields)
+// and encoding allocate nothing.
+TEST(ZeroAllocHpack, DecodeAndEncodeAllocateNothingInSteadyState) {
+    using namespace vela::hpack;
+    const EncoderField fields[] = {
+        {":method", "GET"},
+        {":scheme", "https"},
+        {":path", "/assets/app.js?v=3"},
+        {":authority", "www.example.com"},
+        {"user-agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)"},
+        {"accept-language", "en-US,en;q=0.9"},
+        {"cookie", "session=3f2a9c1e7b5d4a60b8e1f0c2d3a4b5c6; theme=dark"},
+        {"authorization", "Bearer 0123456789"},
+    };
+    std::string first;
+    std::string again;
+    {
+        Encoder e;
+        e.encode(fields, first);
+        e.encode(fields, again);
+    }
+    Decoder d;
+    Encoder e;
+    std::string out;
+    std::size_t seen = 0;
+    const auto sink = [&](const DecodedField& f) { seen += f.value.size(); };
+    const auto round = [&] {
+        ASSERT_EQ(d.decode(first, sink), Error::none);
+        ASSERT_EQ(d.decode(again, sink), Error::none);
+        out.clear();
+        e.encode(fields, out);
+    };
+    for (int i = 0; i < 2000; ++i) round();
+    const std::uint64_t before = g_news.load();
+    for (int i = 0; i < 1000; ++i) round();
+    EXPECT_EQ(g_news.load() - before, 0u) << "heap allocations per HPACK block";
+    EXPECT_GT(seen, 0u);
 }
 
 }  // namespace
