@@ -124,7 +124,7 @@ class DynamicTable {
     struct Entry {
         std::string name;
         std::string value;
-        std::uint32_t name_hash = 0;  // so find() compares the names that may match only
+        std::uint32_t name_key = 0;  // so find() compares only the names that may match
     };
     void evict_to(std::size_t limit) noexcept;
     void regrow(std::size_t slots);
