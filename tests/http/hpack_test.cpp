@@ -181,6 +181,55 @@ TEST(HpackHuffman, RoundTripsEveryByte) {
     EXPECT_EQ(hex(coded), "f1e3c2e5f23a6ba0ab90f4ff");  // C.4.1
 }
 
+// Every symbol's code, each alone and all in one string, as nghttp2's decoder reads it; and
+// codes printed in Appendix B.
+TEST(HpackHuffman, EverySymbolAsTheOracleDecodesIt) {
+    auto literal = [](std::string_view value) {
+        std::string coded;
+        huffman_encode(value, coded);
+        std::string block("\x00\x01x", 3);  // literal without indexing, new name "x"
+        EXPECT_LT(coded.size(), 127u);
+        block.push_back(static_cast<char>(0x80 | coded.size()));  // H, length
+        return block + coded;
+    };
+    Oracle oracle;
+    std::vector<Got> got;
+    std::string all;
+    for (int i = 0; i < 256; ++i) {
+        const std::string one(1, static_cast<char>(i));
+        all += one;
+        ASSERT_TRUE(oracle.inflate(literal(one), got)) << i;
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(got[0].value, one) << i;
+    }
+    for (std::size_t at = 0; at < all.size(); at += 40) {
+        ASSERT_TRUE(oracle.inflate(literal(all.substr(at, 40)), got)) << at;
+        EXPECT_EQ(got[0].value, all.substr(at, 40));
+    }
+    // From Appendix B: (0) 1ff8 [13], (1) 7fffd8 [23], (9) ffffea [24], (10) 3ffffffc [30],
+    // (22) 3ffffffe [30], ' ' 14 [6], '0' 0 [5], 'a' 3 [5], 'z' 7b [7], (255) 3ffffee [26].
+    struct Printed {
+        int sym;
+        std::uint32_t code;
+        int length;
+    };
+    const Printed printed[] = {{0, 0x1ff8, 13},      {1, 0x7fffd8, 23},    {9, 0xffffea, 24},
+                               {10, 0x3ffffffc, 30}, {22, 0x3ffffffe, 30}, {' ', 0x14, 6},
+                               {'0', 0x0, 5},        {'a', 0x3, 5},        {'z', 0x7b, 7},
+                               {255, 0x3ffffee, 26}};
+    for (const Printed& p : printed) {
+        const std::string one(1, static_cast<char>(p.sym));
+        EXPECT_EQ(huffman_size(one), static_cast<std::size_t>((p.length + 7) / 8)) << p.sym;
+        std::string c;
+        huffman_encode(one, c);
+        std::uint64_t bits = 0;
+        for (unsigned char b : c) bits = (bits << 8) | b;
+        const int pad = static_cast<int>(c.size()) * 8 - p.length;
+        EXPECT_EQ(bits >> pad, p.code) << p.sym;
+        EXPECT_EQ(bits & ((std::uint64_t{1} << pad) - 1), (std::uint64_t{1} << pad) - 1) << p.sym;
+    }
+}
+
 TEST(HpackHuffman, PaddingAndEos) {
     struct Case {
         const char* hex;
