@@ -9,12 +9,14 @@
 // and calls a sink once per field. The views it passes are valid until the next field (they
 // point into the block, the static table, the dynamic table or the decoder's own buffers for
 // Huffman-decoded strings), so decoding allocates nothing once the buffers have grown to the
-// connection's field sizes. Limits are checked while decoding, not after: the header list
-// size (name + value + 32 per field, RFC 9113 10.5.1) stops the block as soon as it is
-// exceeded, so a small block that expands into a huge list (the "HPACK bomb") costs no more
-// than the limit. Every error is a COMPRESSION_ERROR (RFC 9113 4.3): the dynamic table is no
-// longer in step with the peer's, so the connection must end; the decoder refuses further
-// blocks.
+// connection's field sizes. Limits are checked while decoding, not after: once the header
+// list size (name + value + 32 per field, RFC 9113 10.5.1) passes the limit, the sink gets no
+// more fields and the rest of the block is only read for its table changes (no field is
+// copied anywhere), so a small block that expands into a huge list (the "HPACK bomb") costs
+// no more than its own bytes; decode() then returns header_list_too_large, a stream error
+// (the server answers 431) after which the decoder is still in step with the peer. Every
+// other error is a COMPRESSION_ERROR (RFC 9113 4.3): the dynamic table is no longer in step
+// with the peer's, so the connection must end; the decoder refuses further blocks.
 //
 // Encoder: encode() appends one block for a list of fields. It uses the static table for
 // exact and name matches, adds to its dynamic table the fields that repeat between messages
@@ -166,7 +168,9 @@ class Decoder {
     explicit Decoder(const DecoderLimits& limits = {});
 
     /// Decodes one whole block, calling `sink(const DecodedField&)` per field; the views are
-    /// valid until the sink returns. Stops at the first error.
+    /// valid until the sink returns. Stops at the first error, except header_list_too_large:
+    /// the fields past the limit are decoded without reaching the sink, and the decoder stays
+    /// usable.
     template <class Sink>
     Error decode(std::string_view block, Sink&& sink) {
         if (error_ != Error::none) return error_;
@@ -174,12 +178,21 @@ class Decoder {
         const auto* end = p + block.size();
         Error e = begin_block(p, end);
         DecodedField f;
+        bool over = false;
         while (e == Error::none && p != end) {
             e = next(p, end, f);
-            if (e == Error::none) sink(static_cast<const DecodedField&>(f));
+            if (e == Error::none) {
+                if (!over) sink(static_cast<const DecodedField&>(f));
+            } else if (e == Error::header_list_too_large) {
+                over = true;
+                e = Error::none;
+            }
         }
-        if (e != Error::none) error_ = e;
-        return e;
+        if (e != Error::none) {
+            error_ = e;
+            return e;
+        }
+        return over ? Error::header_list_too_large : Error::none;
     }
 
     /// Announces a new SETTINGS_HEADER_TABLE_SIZE (applies once the peer acknowledged it):
