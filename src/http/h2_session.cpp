@@ -71,6 +71,9 @@ struct BlockCheck {
     bool connect = false;
     bool options = false;
     bool star = false;
+    bool http_scheme = false;  // http or https: an authority is mandatory
+    bool host = false;         // a Host field
+
     int status = 0;
     std::int64_t content_length = -1;
     std::string_view why;
@@ -93,6 +96,7 @@ struct BlockCheck {
             } else if (name == ":scheme") {
                 bit = kScheme;
                 if (value.empty()) return fail("an empty :scheme");
+                http_scheme = value == "http" || value == "https";
             } else if (name == ":authority") {
                 bit = kAuthority;
             } else if (name == ":path") {
@@ -130,6 +134,9 @@ struct BlockCheck {
         if (!name_ok(f.name)) return fail("a field name with a bad character or upper case");
         if (!value_ok(f.value)) return fail("a field value with a bad character");
         switch (f.name.size()) {
+            case 4:
+                if (f.name == "host") host = true;
+                break;
             case 2:
                 if (f.name == "te" && !iequals(f.value, "trailers")) {
                     return fail("TE other than trailers");
@@ -189,6 +196,10 @@ struct BlockCheck {
                 return fail("a request without :method, :scheme or :path");
             }
             if (star && !options) return fail("a :path of * on a method other than OPTIONS");
+            // 8.3.1: http and https carry their authority in :authority or Host.
+            if (http_scheme && !(seen & kAuthority) && !host) {
+                return fail("a request without :authority or Host");
+            }
             return true;
         }
         if (!(seen & kStatus)) return fail("a response without :status");
@@ -283,7 +294,7 @@ bool Session::start_upgraded(std::string_view http2_settings, std::uint64_t now_
     peer_settings_seen_ = false;
     queued_acks_ = 0;
     // Stream 1 carries the upgraded request, which has ended.
-    last_peer_stream_ = 1;
+    last_peer_stream_ = last_processed_ = 1;
     Stream* s = new_stream(1);
     s->headers_done = true;
     s->state = StreamState::half_closed_remote;
@@ -355,7 +366,7 @@ bool Session::on_frame(const Frame& f, std::uint64_t now_ms) {
         case FrameType::continuation:
             // The reader checked that a block is open on this stream.
             if (++block_frames_ > opt_.max_continuation_frames ||
-                block_.size() + f.data.size() > 2 * std::size_t{opt_.max_header_list_size} + 1024) {
+                block_.size() + f.data.size() > max_block_size()) {
                 return connection_error(ErrorCode::enhance_your_calm,
                                         "a header block over too many CONTINUATION frames");
             }
@@ -390,6 +401,13 @@ bool Session::on_frame(const Frame& f, std::uint64_t now_ms) {
             return count_control();  // 5.5: ignored
     }
     return true;
+}
+
+// A header block is gathered whole before HPACK reads it: its encoded size is bounded well
+// above what a header list within the limit needs, so that a larger list is still read (and
+// answered 431) while memory stays bounded.
+std::size_t Session::max_block_size() const noexcept {
+    return std::max<std::size_t>(4 * std::size_t{opt_.max_header_list_size}, 64 * 1024);
 }
 
 bool Session::peer_initiated(std::uint32_t id) const noexcept {
@@ -428,10 +446,20 @@ bool Session::on_header_block(std::uint32_t id, std::string_view block, bool end
                 return !closed_;
             }
             if (priority_self || streams_.size() >= opt_.max_concurrent_streams) {
-                // 5.3.1 (a stream depending on itself), 5.1.2 (over our limit).
+                // 5.3.1 (a stream depending on itself), 5.1.2 (over our limit: refused while
+                // the peer may not know the limit yet, a connection error once it
+                // acknowledged it, as 5.4 allows).
                 discard_block(block);
                 if (closed_) return false;
+                if (!priority_self && settings_unacked_ == 0) {
+                    return connection_error(
+                        ErrorCode::protocol_error,
+                        "more streams than the max concurrent streams acknowledged");
+                }
                 if (!count_control()) return false;
+                if (!take_reset_token(now_ms_)) {
+                    return connection_error(ErrorCode::enhance_your_calm, "streams reset too fast");
+                }
                 append_rst_stream(
                     out_, id,
                     priority_self ? ErrorCode::protocol_error : ErrorCode::refused_stream);
@@ -439,6 +467,7 @@ bool Session::on_header_block(std::uint32_t id, std::string_view block, bool end
                 return true;
             }
             s = new_stream(id);
+            last_processed_ = id;
             return deliver_block(*s, block, end_stream);
         }
         if (!peer_initiated(id) && idle_local_id(id)) {
@@ -453,10 +482,11 @@ bool Session::on_header_block(std::uint32_t id, std::string_view block, bool end
         return frame_on_closed(id, FrameType::headers);
     }
     if (!s->remote_open()) {
-        // 5.1: half-closed (remote) takes no more HEADERS.
+        // 5.1: frames after the peer's END_STREAM (closed state: "any frames after receiving
+        // a frame with the END_STREAM flag set") end the connection.
         discard_block(block);
         if (closed_) return false;
-        return count_control() && stream_error(id, ErrorCode::stream_closed);
+        return connection_error(ErrorCode::stream_closed, "HEADERS after the stream's END_STREAM");
     }
     if (priority_self) {
         discard_block(block);
@@ -549,8 +579,7 @@ bool Session::on_data_frame(const Frame& f) {
         return frame_on_closed(id, FrameType::data);
     }
     if (!s->remote_open()) {
-        give_back(f.length);
-        return count_control() && stream_error(id, ErrorCode::stream_closed);
+        return connection_error(ErrorCode::stream_closed, "DATA after the stream's END_STREAM");
     }
     if (!s->headers_done) {
         // Client role: DATA before the final response's HEADERS is malformed.
@@ -803,7 +832,7 @@ bool Session::frame_on_closed(std::uint32_t id, FrameType type) {
 
 bool Session::connection_error(ErrorCode code, std::string_view reason) {
     if (closed_) return false;
-    append_goaway(out_, last_peer_stream_, code, reason);
+    append_goaway(out_, last_processed_, code, reason);
     error_ = code;
     reason_ = reason;
     closed_ = true;
@@ -1023,7 +1052,7 @@ void Session::ping(std::string_view opaque8) { append_ping(out_, opaque8, false)
 void Session::shutdown() {
     if (goaway_sent_ || closed_) return;
     goaway_sent_ = true;
-    append_goaway(out_, last_peer_stream_, ErrorCode::no_error);
+    append_goaway(out_, last_processed_, ErrorCode::no_error);
 }
 
 void Session::terminate(ErrorCode code, std::string_view reason) { connection_error(code, reason); }

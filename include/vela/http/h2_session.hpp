@@ -15,8 +15,10 @@
 // what output() holds and closes.
 //
 // Defences, each with its limit in SessionOptions: streams over our SETTINGS_MAX_CONCURRENT_
-// STREAMS are refused (REFUSED_STREAM); a header block may span at most
-// max_continuation_frames frames and its encoded size is bounded (CONTINUATION floods); the
+// STREAMS are refused (REFUSED_STREAM) until the peer acknowledged the limit, and end the
+// connection after; a header block may span at most max_continuation_frames frames and its
+// encoded size is bounded (4 times the header list limit, at least 64 KiB: CONTINUATION
+// floods); the
 // header list size is counted while decoding (HPACK bombs: the block's fields past the limit
 // reach nobody and the stream is answered 431 by the server); control frames (SETTINGS, PING,
 // PRIORITY, WINDOW_UPDATE, RST_STREAM, empty DATA, unknown types) between two requests are
@@ -230,8 +232,10 @@ class Session {
     const PeerSettings& peer_settings() const noexcept { return peer_; }
     /// Our connection window for sending.
     std::int64_t connection_send_window() const noexcept { return conn_send_window_; }
-    /// The highest stream id the peer opened.
+    /// The highest stream id the peer used.
     std::uint32_t last_peer_stream() const noexcept { return last_peer_stream_; }
+    /// The highest stream of the peer's handed to the driver (what GOAWAY names).
+    std::uint32_t last_processed_stream() const noexcept { return last_processed_; }
     /// The options.
     const SessionOptions& options() const noexcept { return opt_; }
 
@@ -266,6 +270,7 @@ class Session {
     bool idle_peer_id(std::uint32_t id) const noexcept;
     bool idle_local_id(std::uint32_t id) const noexcept;
     bool peer_initiated(std::uint32_t id) const noexcept;
+    std::size_t max_block_size() const noexcept;
 
     SessionHandler& handler_;
     SessionOptions opt_;
@@ -293,7 +298,8 @@ class Session {
     std::uint32_t settings_unacked_ = 0;
     std::uint64_t settings_sent_ms_ = 0;
     // Stream ids.
-    std::uint32_t last_peer_stream_ = 0;
+    std::uint32_t last_peer_stream_ = 0;  // the highest id the peer used (idle below it)
+    std::uint32_t last_processed_ = 0;    // the highest peer stream handed to the driver
     std::uint32_t next_local_stream_;
     std::uint32_t goaway_last_ = 0x7fffffffu;  // streams above this (ours) the peer refused
     // Defences.
