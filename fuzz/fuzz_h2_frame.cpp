@@ -34,8 +34,9 @@
 //   for the priority fields or promised stream id: we say FRAME_SIZE_ERROR ("too small to
 //   contain mandatory frame data", 4.2); nghttp2 counts the fields as padding and says
 //   PROTOCOL_ERROR (6.1, 6.2, 6.6).
-// - DATA on a stream nghttp2 no longer holds (closed, or reset by it) is discarded unread, so
-//   padding that does not fit is not seen (6.1 asks for a connection error). Not required.
+// - DATA on a stream nghttp2 does not hold open (closed, reset by it, or idle below a stream
+//   opened since, which 5.1.1 closes) is discarded unread, so padding that does not fit is not
+//   seen (6.1 asks for a connection error). Not required.
 // - nghttp2 checks SETTINGS_MAX_FRAME_SIZE on every frame but CONTINUATION (4.2 asks for
 //   FRAME_SIZE_ERROR on any frame): a CONTINUATION over it is read on. Not required.
 // - nghttp2 ignores WINDOW_UPDATE frames on closed streams and resets a stream only once, so an
@@ -222,11 +223,14 @@ class Server {
     nghttp2_session* get() { return s_; }
     Seen& seen() { return seen_; }
     bool reading() { return nghttp2_session_want_read(s_) != 0; }
-    // The stream is open in nghttp2 and not reset by it: frames on it are read in full.
-    bool holds(std::uint32_t stream) {
-        return stream != 0 &&
-               nghttp2_session_find_stream(s_, static_cast<std::int32_t>(stream)) != nullptr &&
-               std::find(reset_.begin(), reset_.end(), stream) == reset_.end();
+    // The stream's state in nghttp2 (idle when it has none), closed once nghttp2 reset it.
+    nghttp2_stream_proto_state state(std::uint32_t stream) {
+        if (std::find(reset_.begin(), reset_.end(), stream) != reset_.end()) {
+            return NGHTTP2_STREAM_STATE_CLOSED;
+        }
+        nghttp2_stream* st = nghttp2_session_find_stream(s_, static_cast<std::int32_t>(stream));
+        return st == nullptr || stream == 0 ? NGHTTP2_STREAM_STATE_IDLE
+                                            : nghttp2_stream_get_state(st);
     }
 
     Fed feed(std::string_view bytes, std::uint32_t stream) {
@@ -494,7 +498,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // The whole frame, or what there is of it when our reader refused its header.
         const std::string_view bytes =
             in.substr(0, std::min<std::size_t>(in.size(), frame_header_size + length));
-        const bool held = server.holds(stream);
+        // Whether nghttp2 reads DATA on the stream in full, and WINDOW_UPDATE frames at all.
+        const nghttp2_stream_proto_state state = server.state(stream);
+        const bool reads_data =
+            state == NGHTTP2_STREAM_STATE_OPEN || state == NGHTTP2_STREAM_STATE_HALF_CLOSED_LOCAL;
+        const bool reads_window_update =
+            reads_data || state == NGHTTP2_STREAM_STATE_HALF_CLOSED_REMOTE;
         const Fed fed = server.feed(bytes, stream);
         const Seen& seen = server.seen();
 
@@ -512,7 +521,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             // only the last value of a setting.
             if (!fed.ended) {
                 const bool unread_data = raw_type == static_cast<std::uint8_t>(FrameType::data) &&
-                                         !held && stream != 0 && before.open_header_block() == 0;
+                                         !reads_data && stream != 0 &&
+                                         before.open_header_block() == 0;
                 const bool overridden = r.status == ReadStatus::frame &&
                                         f.type == FrameType::settings &&
                                         code_in_nghttp2_order(f) == ErrorCode::no_error;
@@ -541,7 +551,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (fed.reset && !fed.ended) check(fed.reset_code == our_code);
             if (!fed.ended && !fed.reset) {
                 const bool closed_window_update =
-                    raw_type == static_cast<std::uint8_t>(FrameType::window_update) && !held;
+                    raw_type == static_cast<std::uint8_t>(FrameType::window_update) &&
+                    !reads_window_update;
                 const bool skipped_priority =
                     raw_type == static_cast<std::uint8_t>(FrameType::priority) &&
                     no_rfc7540_priorities;
