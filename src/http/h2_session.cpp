@@ -10,28 +10,6 @@ namespace {
 
 constexpr std::uint32_t kMaxStreamId = 0x7fffffffu;
 
-// 8.2.1: a field name is lower-case visible ASCII without ':' (pseudo-fields aside).
-constexpr std::array<bool, 256> kNameOk = [] {
-    std::array<bool, 256> t{};
-    for (int c = 0x21; c < 0x7f; ++c) t[c] = !(c >= 'A' && c <= 'Z') && c != ':';
-    return t;
-}();
-
-bool name_ok(std::string_view n) noexcept {
-    for (unsigned char c : n)
-        if (!kNameOk[c]) return false;
-    return !n.empty();
-}
-
-// 8.2.1: no NUL, CR or LF, and no whitespace at either end.
-bool value_ok(std::string_view v) noexcept {
-    for (unsigned char c : v)
-        if (c == 0 || c == '\r' || c == '\n') return false;
-    if (v.empty()) return true;
-    const char first = v.front(), last = v.back();
-    return first != ' ' && first != '\t' && last != ' ' && last != '\t';
-}
-
 bool iequals(std::string_view a, std::string_view b) noexcept {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i) {
@@ -126,13 +104,21 @@ struct BlockCheck {
 
     bool field(const hpack::DecodedField& f) noexcept {
         if (!f.name.empty() && f.name[0] == ':') {
-            if (!name_ok(f.name.substr(1))) return fail("a pseudo-field name with a bad character");
-            if (!value_ok(f.value)) return fail("a field value with a bad character");
+            if (!f.valid) {
+                if (!hpack::valid_name(f.name.substr(1))) {
+                    return fail("a pseudo-field name with a bad character");
+                }
+                if (!hpack::valid_value(f.value)) return fail("a field value with a bad character");
+            }
             return pseudo(f.name, f.value);
         }
         regular = true;
-        if (!name_ok(f.name)) return fail("a field name with a bad character or upper case");
-        if (!value_ok(f.value)) return fail("a field value with a bad character");
+        if (!f.valid) {
+            if (!hpack::valid_name(f.name)) {
+                return fail("a field name with a bad character or upper case");
+            }
+            if (!hpack::valid_value(f.value)) return fail("a field value with a bad character");
+        }
         switch (f.name.size()) {
             case 4:
                 if (f.name == "host") host = true;

@@ -228,6 +228,53 @@ void encode_string(std::string_view s, std::string& out) {
 
 const Field& static_entry(std::size_t index) noexcept { return kStatic[index]; }
 
+namespace {
+
+// RFC 9113 8.2.1: visible ASCII but upper case and ':'.
+constexpr std::array<bool, 256> kNameChar = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0x21; c < 0x7f; ++c) t[c] = !(c >= 'A' && c <= 'Z') && c != ':';
+    return t;
+}();
+
+// True when one of the 8 bytes of `x` is zero.
+constexpr bool has_zero_byte(std::uint64_t x) noexcept {
+    return ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) != 0;
+}
+
+}  // namespace
+
+bool valid_name(std::string_view name) noexcept {
+    if (name.empty()) return false;
+    for (unsigned char c : name)
+        if (!kNameChar[c]) return false;
+    return true;
+}
+
+bool valid_value(std::string_view v) noexcept {
+    if (v.empty()) return true;
+    if (v.front() == ' ' || v.front() == '\t' || v.back() == ' ' || v.back() == '\t') return false;
+    // NUL, LF or CR, eight bytes at a time.
+    const char* p = v.data();
+    std::size_t n = v.size();
+    for (; n >= 8; p += 8, n -= 8) {
+        std::uint64_t x;
+        std::memcpy(&x, p, 8);
+        if (has_zero_byte(x) || has_zero_byte(x ^ 0x0a0a0a0a0a0a0a0aull) ||
+            has_zero_byte(x ^ 0x0d0d0d0d0d0d0d0dull)) {
+            return false;
+        }
+    }
+    for (; n > 0; ++p, --n)
+        if (*p == 0 || *p == '\n' || *p == '\r') return false;
+    return true;
+}
+
+bool valid_field(std::string_view name, std::string_view value) noexcept {
+    if (!name.empty() && name[0] == ':') name.remove_prefix(1);
+    return valid_name(name) && valid_value(value);
+}
+
 std::size_t static_find(std::string_view name, std::string_view value,
                         std::size_t& name_index) noexcept {
     name_index = 0;
@@ -275,7 +322,7 @@ void DynamicTable::set_max_size(std::uint32_t max) noexcept {
     evict_to(max_size_);
 }
 
-void DynamicTable::insert(std::string_view name, std::string_view value) {
+void DynamicTable::insert(std::string_view name, std::string_view value, bool valid) {
     const std::size_t need = name.size() + value.size() + entry_overhead;
     if (need > max_size_) {
         evict_to(0);
@@ -290,6 +337,8 @@ void DynamicTable::insert(std::string_view name, std::string_view value) {
     e.name.assign(name);
     e.value.assign(value);
     e.name_key = name_key(name);
+    e.valid = valid;
+    ++inserted_;
     head_ = (head_ + 1) % ring_.size();
     ++count_;
     size_ += need;
@@ -384,6 +433,7 @@ Error Decoder::next(const std::uint8_t*& p, const std::uint8_t* end, DecodedFiel
         if (Error e = lookup(index, entry); e != Error::none) return e;
         f.name = entry.name;
         f.value = entry.value;
+        f.valid = index <= static_table_size || table_.entry_valid(index - static_table_size - 1);
     } else if ((b & 0xE0) == 0x20) {  // 6.3 after the first field
         return Error::table_size_update_late;
     } else {
@@ -391,6 +441,7 @@ Error Decoder::next(const std::uint8_t*& p, const std::uint8_t* end, DecodedFiel
         const bool indexing = (b & 0x40) != 0;
         const unsigned prefix = indexing ? 6 : 4;
         f.never_indexed = !indexing && (b & 0x10) != 0;
+        f.valid = false;
         std::uint32_t index = 0;
         if (Error e = decode_integer(p, end, prefix, index); e != Error::none) return e;
         if (index == 0) {
@@ -407,7 +458,8 @@ Error Decoder::next(const std::uint8_t*& p, const std::uint8_t* end, DecodedFiel
                 name_buf_.assign(f.name);
                 f.name = name_buf_;
             }
-            table_.insert(f.name, f.value);
+            f.valid = valid_field(f.name, f.value);
+            table_.insert(f.name, f.value, f.valid);
         }
     }
     list_size_ += f.name.size() + f.value.size() + entry_overhead;
@@ -502,6 +554,69 @@ void Encoder::add(const EncoderField& f, std::string& out) {
         return;
     }
     literal(0x00, 4, name_index, f, out);
+}
+
+void Encoder::add_status(int status, std::string& out) {
+    std::size_t index = 0;
+    switch (status) {
+        case 200:
+            index = 8;
+            break;
+        case 204:
+            index = 9;
+            break;
+        case 206:
+            index = 10;
+            break;
+        case 304:
+            index = 11;
+            break;
+        case 400:
+            index = 12;
+            break;
+        case 404:
+            index = 13;
+            break;
+        case 500:
+            index = 14;
+            break;
+        default: {
+            const char text[3] = {static_cast<char>('0' + status / 100 % 10),
+                                  static_cast<char>('0' + status / 10 % 10),
+                                  static_cast<char>('0' + status % 10)};
+            add({":status", std::string_view(text, 3)}, out);
+            return;
+        }
+    }
+    out.push_back(static_cast<char>(0x80 | index));
+}
+
+void Encoder::add_known(Known k, std::string_view value, std::string& out) {
+    // The static entries naming these fields (Appendix A).
+    static constexpr std::uint8_t kNameIndex[] = {54, 33, 31};
+    static constexpr std::string_view kName[] = {"server", "date", "content-type"};
+    const auto slot = static_cast<std::size_t>(k);
+    const std::uint64_t number = known_[slot];
+    if (number != 0 && !pending_update_) {
+        const std::uint64_t at = table_.inserted() - number;
+        if (at < table_.count() && table_.entry(at).value == value) {
+            encode_integer(out, 0x80, 7, static_cast<std::uint32_t>(static_table_size + 1 + at));
+            return;
+        }
+    }
+    const EncoderField f{kName[slot], value};
+    if (kName[slot].size() + value.size() + entry_overhead > table_.max_size() / 2) {
+        literal(0x00, 4, kNameIndex[slot], f, out);
+        return;
+    }
+    literal(0x40, 6, kNameIndex[slot], f, out);
+    table_.insert(f.name, f.value);
+    known_[slot] = table_.inserted();
+}
+
+void Encoder::add_unindexed(std::size_t name_index, std::string_view value, std::string& out) {
+    encode_integer(out, 0x00, 4, static_cast<std::uint32_t>(name_index));
+    encode_string(value, out);
 }
 
 void Encoder::encode(std::span<const EncoderField> fields, std::string& out) {

@@ -624,8 +624,7 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     const FileBody* file = p.file;
     const int status = wire_status(r.status());
     const bool has_body = status_has_body(status);
-    const char status_text[3] = {char('0' + status / 100), char('0' + status / 10 % 10),
-                                 char('0' + status % 10)};
+
     std::array<char, 24> length_text{};
     auto [length_end, ec] =
         std::to_chars(length_text.data(), length_text.data() + length_text.size(),
@@ -637,11 +636,12 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     std::string& block = session_.begin_headers();
     hpack::Encoder& enc = session_.encoder();
     enc.begin_block(block);
-    enc.add({":status", std::string_view(status_text, 3)}, block);
-    enc.add({"server", "vela"}, block);
-    enc.add({"date", t_.loop().http_date()}, block);
-    if (!r.builtin_content_type().empty())
-        enc.add({"content-type", r.builtin_content_type()}, block);
+    enc.add_status(status, block);
+    enc.add_known(hpack::Known::server, "vela", block);
+    enc.add_known(hpack::Known::date, t_.loop().http_date(), block);
+    if (!r.builtin_content_type().empty()) {
+        enc.add_known(hpack::Known::content_type, r.builtin_content_type(), block);
+    }
     if (r.header_count()) {
         thread_local std::string lowered;
         r.for_each_header([&](std::string_view n, std::string_view v) {
@@ -652,10 +652,11 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
         });
     }
     if (has_body && !streamed) {
-        enc.add({"content-length",
-                 std::string_view(length_text.data(),
-                                  static_cast<std::size_t>(length_end - length_text.data()))},
-                block);
+        enc.add_unindexed(
+            28,  // content-length, static entry 28
+            std::string_view(length_text.data(),
+                             static_cast<std::size_t>(length_end - length_text.data())),
+            block);
     }
     if (body) {
         if (file) [[unlikely]] {

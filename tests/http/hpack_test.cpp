@@ -102,6 +102,8 @@ class Oracle {
         }
     }
     std::size_t table_size() const { return nghttp2_hd_inflate_get_dynamic_table_size(p_); }
+    bool same_table_size(const DynamicTable& t) const { return table_size() == t.size(); }
+    nghttp2_hd_inflater* raw() { return p_; }
 
   private:
     nghttp2_hd_inflater* p_ = nullptr;
@@ -713,6 +715,115 @@ TEST(HpackProperty, RandomFieldsRoundTrip) {
         EXPECT_EQ(table_of(d.table()), table_of(e.table()));
         EXPECT_EQ(o.table_size(), d.table().size());
     }
+}
+
+}  // namespace
+
+namespace {
+
+// ---- The server's fast paths and RFC 9113 8.2.1's characters ----
+
+TEST(HpackEncoder, KnownFieldsStatusAndUnindexed) {
+    Encoder e;
+    Oracle o;
+    std::vector<Got> got;
+    std::string block;
+    e.begin_block(block);
+    e.add_status(200, block);
+    e.add_known(Known::server, "vela", block);
+    e.add_known(Known::date, "Sat, 05 Dec 2026 18:00:00 GMT", block);
+    e.add_known(Known::content_type, "text/plain", block);
+    e.add_unindexed(28, "13", block);
+    e.add_status(201, block);
+    ASSERT_TRUE(o.inflate(block, got));
+    const std::vector<Got> want{{":status", "200", false},
+                                {"server", "vela", false},
+                                {"date", "Sat, 05 Dec 2026 18:00:00 GMT", false},
+                                {"content-type", "text/plain", false},
+                                {"content-length", "13", false},
+                                {":status", "201", false}};
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(static_cast<unsigned char>(block[0]), 0x88);
+    // server, date, content-type and :status 201; not content-length.
+    EXPECT_EQ(e.table().count(), 4u);
+
+    // The next response refers to the three entries: one byte each.
+    block.clear();
+    e.begin_block(block);
+    e.add_known(Known::server, "vela", block);
+    e.add_known(Known::date, "Sat, 05 Dec 2026 18:00:00 GMT", block);
+    e.add_known(Known::content_type, "text/plain", block);
+    EXPECT_EQ(block.size(), 3u);
+    ASSERT_TRUE(o.inflate(block, got));
+    EXPECT_EQ(got[1].value, "Sat, 05 Dec 2026 18:00:00 GMT");
+
+    // A new date is added again; the old entry is not referred to.
+    block.clear();
+    e.begin_block(block);
+    e.add_known(Known::date, "Sat, 05 Dec 2026 18:00:01 GMT", block);
+    e.add_known(Known::server, "vela", block);
+    ASSERT_TRUE(o.inflate(block, got));
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].value, "Sat, 05 Dec 2026 18:00:01 GMT");
+    EXPECT_EQ(got[1].value, "vela");
+    EXPECT_TRUE(o.same_table_size(e.table()));
+
+    // Entries evicted by a small table are added again.
+    Encoder small(100);
+    Oracle o2;
+    ASSERT_EQ(nghttp2_hd_inflate_change_table_size(o2.raw(), 100), 0);
+    for (int i = 0; i < 5; ++i) {
+        block.clear();
+        small.begin_block(block);
+        small.add_known(Known::server, "vela", block);
+        small.add_known(Known::content_type, i % 2 ? "text/html; charset=utf-8" : "a/b", block);
+        ASSERT_TRUE(o2.inflate(block, got)) << i;
+        ASSERT_EQ(got.size(), 2u);
+        EXPECT_EQ(got[0].value, "vela");
+        EXPECT_EQ(got[1].value, i % 2 ? "text/html; charset=utf-8" : "a/b");
+    }
+}
+
+TEST(HpackChars, ValidFieldRules) {
+    EXPECT_TRUE(valid_field("content-type", "text/plain"));
+    EXPECT_TRUE(valid_field(":path", "/a b"));
+    EXPECT_TRUE(valid_field("x", ""));
+    EXPECT_TRUE(valid_field("x", std::string(100, 'v') + "\x80\xff"));
+    EXPECT_FALSE(valid_field("", "v"));
+    EXPECT_FALSE(valid_field(":", "v"));
+    EXPECT_FALSE(valid_field("Content-Type", "v"));
+    EXPECT_FALSE(valid_field("a:b", "v"));
+    EXPECT_FALSE(valid_field("a b", "v"));
+    EXPECT_FALSE(valid_field("a\x7f", "v"));
+    EXPECT_FALSE(valid_field("x", " v"));
+    EXPECT_FALSE(valid_field("x", "v\t"));
+    // NUL, CR and LF at every position of a long value (the 8-byte steps and the tail).
+    for (char bad : {'\0', '\r', '\n'}) {
+        for (std::size_t at = 1; at < 20; ++at) {
+            std::string v(21, 'v');
+            v[at] = bad;
+            EXPECT_FALSE(valid_value(v)) << int(bad) << " at " << at;
+        }
+    }
+}
+
+TEST(HpackDecoder, MarksValidFields) {
+    Decoder d;
+    std::vector<bool> valid;
+    auto run = [&](std::string_view block) {
+        valid.clear();
+        return d.decode(block, [&](const DecodedField& f) { valid.push_back(f.valid); });
+    };
+    // Static :method GET; a literal added to the table ("x-a: 1"); a literal not added.
+    std::string block = unhex("82");
+    block += unhex("40 03") + "x-a" + unhex("01") + "1";
+    block += unhex("00 03") + "x-b" + unhex("01") + "2";
+    block += unhex("40 03") + "X-C" + unhex("01") + "3";  // upper case: added, not valid
+    ASSERT_EQ(run(block), Error::none);
+    EXPECT_EQ(valid, (std::vector<bool>{true, true, false, false}));
+    // References to the two dynamic entries: newest (X-C) first.
+    ASSERT_EQ(run(unhex("be bf")), Error::none);
+    EXPECT_EQ(valid, (std::vector<bool>{false, true}));
 }
 
 }  // namespace

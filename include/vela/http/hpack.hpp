@@ -116,8 +116,14 @@ class DynamicTable {
     /// Raises the capacity (reallocates the entry ring; entries are kept).
     void set_capacity(std::uint32_t capacity);
     /// Adds an entry, evicting to make room; one larger than the maximum empties the table
-    /// (4.4). `name` and `value` must not point into the table.
-    void insert(std::string_view name, std::string_view value);
+    /// (4.4). `name` and `value` must not point into the table. `valid`: the field passed
+    /// valid_field() (kept for the entry's later references).
+    void insert(std::string_view name, std::string_view value, bool valid = false);
+    /// Whether the entry at `i` passed valid_field() when it was added.
+    bool entry_valid(std::size_t i) const noexcept { return ring_[slot(i)].valid; }
+    /// Entries added since the table was made (an entry's number: inserted() right after
+    /// its insert; it is at position inserted() - number while that is below count()).
+    std::uint64_t inserted() const noexcept { return inserted_; }
     /// Position of an entry with this name and value (0 is the newest), else -1; `name_at` gets
     /// the newest entry with this name, or -1.
     long find(std::string_view name, std::string_view value, long& name_at) const noexcept;
@@ -127,6 +133,7 @@ class DynamicTable {
         std::string name;
         std::string value;
         std::uint32_t name_key = 0;  // so find() compares only the names that may match
+        bool valid = false;          // passed valid_field()
     };
     void evict_to(std::size_t limit) noexcept;
     void regrow(std::size_t slots);
@@ -139,6 +146,7 @@ class DynamicTable {
     std::size_t head_ = 0;
     std::size_t count_ = 0;
     std::size_t size_ = 0;
+    std::uint64_t inserted_ = 0;
     std::uint32_t max_size_;
     std::uint32_t capacity_;
 };
@@ -154,12 +162,23 @@ struct DecoderLimits {
 };
 
 /// A decoded field: `never_indexed` when the sender used the never-indexed representation
-/// (6.2.3), which a proxy must keep when it forwards the field.
+/// (6.2.3), which a proxy must keep when it forwards the field; `valid` when the field is
+/// known to pass valid_field() (a static entry, or a dynamic one checked when it was added),
+/// so a connection need not check its characters again.
 struct DecodedField {
     std::string_view name;
     std::string_view value;
     bool never_indexed = false;
+    bool valid = false;
 };
+
+/// RFC 9113 8.2.1's characters: a name of lower-case visible ASCII without ':' (a leading
+/// one aside: pseudo-fields), a value without NUL, CR or LF nor whitespace at either end.
+bool valid_field(std::string_view name, std::string_view value) noexcept;
+/// The name rule of valid_field() (the leading ':' of a pseudo-field excluded by the caller).
+bool valid_name(std::string_view name) noexcept;
+/// The value rule of valid_field().
+bool valid_value(std::string_view value) noexcept;
 
 /// Decodes header blocks (see the top of the file).
 class Decoder {
@@ -235,6 +254,10 @@ struct EncoderField {
     Indexing indexing = Indexing::automatic;
 };
 
+/// Fields a server sends on most responses, which the encoder keeps track of itself: no
+/// table search for them (Encoder::add_known).
+enum class Known : std::uint8_t { server, date, content_type };
+
 /// Encodes header blocks (see the top of the file).
 class Encoder {
   public:
@@ -251,6 +274,14 @@ class Encoder {
     void begin_block(std::string& out);
     /// Appends one field to the block begun with begin_block().
     void add(const EncoderField& f, std::string& out);
+    /// Appends `:status` (a static entry for 200, 204, 206, 304, 400, 404 and 500).
+    void add_status(int status, std::string& out);
+    /// Appends a known field: the entry added for it the last time is referred to while it is
+    /// in the table and has this value; otherwise the field is added again.
+    void add_known(Known k, std::string_view value, std::string& out);
+    /// Appends a field not worth indexing whose name is static entry `name_index`
+    /// (content-length is 28).
+    void add_unindexed(std::size_t name_index, std::string_view value, std::string& out);
     /// The dynamic table (for tests and statistics).
     const DynamicTable& table() const noexcept { return table_; }
 
@@ -259,6 +290,7 @@ class Encoder {
                  const EncoderField& f, std::string& out);
 
     DynamicTable table_;
+    std::uint64_t known_[3] = {};  // the entry number added for each Known field, 0: none
     std::uint32_t limit_;
     std::uint32_t pending_min_ = UINT32_MAX;  // the smallest size since the last block
     bool pending_update_ = false;
