@@ -219,7 +219,7 @@ void encode_string(std::string_view s, std::string& out) {
     const std::size_t huff = huffman_size(s);
     if (huff < s.size()) {
         encode_integer(out, 0x80, 7, static_cast<std::uint32_t>(huff));
-        huffman_encode(s, out);
+        huffman_encode(s, huff, out);
     } else {
         encode_integer(out, 0, 7, static_cast<std::uint32_t>(s.size()));
         out.append(s);
@@ -524,6 +524,40 @@ void Encoder::literal(std::uint8_t first, unsigned prefix_bits, std::size_t name
     encode_string(f.value, out);
 }
 
+namespace {
+
+// A quick hash of a string's length and first and last eight bytes (a match is confirmed by
+// comparing, so a weak hash only costs a missed reference).
+std::uint64_t quick_hash(std::string_view s, std::uint64_t seed) noexcept {
+    std::uint64_t a = 0, b = 0;
+    const std::size_t n = s.size();
+    if (n >= 8) {
+        std::memcpy(&a, s.data(), 8);
+        std::memcpy(&b, s.data() + n - 8, 8);
+    } else if (n > 0) {
+        std::memcpy(&a, s.data(), n);
+    }
+    std::uint64_t h = (a ^ seed) * 0x9E3779B97F4A7C15ull;
+    h ^= (b + n) * 0xC2B2AE3D27D4EB4Full;
+    return h ^ (h >> 29);
+}
+
+std::size_t name_slot(std::string_view name) noexcept {
+    return quick_hash(name, 0x51) >> 58;  // 64 slots
+}
+
+std::size_t field_slot(std::string_view name, std::string_view value) noexcept {
+    return quick_hash(value, quick_hash(name, 0x51)) >> 58;
+}
+
+}  // namespace
+
+void Encoder::remember(std::string_view name, std::string_view value) noexcept {
+    const auto number = static_cast<std::uint32_t>(table_.inserted());
+    by_field_[field_slot(name, value)] = number;
+    by_name_[name_slot(name)] = number;
+}
+
 void Encoder::add(const EncoderField& f, std::string& out) {
     std::size_t name_index = 0;
     const bool never = f.indexing == Indexing::never || sensitive(f.name, f.value);
@@ -535,14 +569,30 @@ void Encoder::add(const EncoderField& f, std::string& out) {
     } else {
         static_find(f.name, {}, name_index);
     }
-    long dyn_name = -1;
-    if (!never && table_.count() > 0) {
-        if (long at = table_.find(f.name, f.value, dyn_name); at >= 0) {
-            encode_integer(out, 0x80, 7, static_cast<std::uint32_t>(static_table_size + 1 + at));
-            return;
+    if (table_.count() > 0) {
+        const auto now = static_cast<std::uint32_t>(table_.inserted());
+        if (!never) {
+            if (const std::uint32_t n = by_field_[field_slot(f.name, f.value)]; n != 0) {
+                const std::uint32_t at = now - n;
+                if (at < table_.count()) {
+                    const Field e = table_.entry(at);
+                    if (same(e.name, f.name) && same(e.value, f.value)) {
+                        encode_integer(out, 0x80, 7,
+                                       static_cast<std::uint32_t>(static_table_size + 1 + at));
+                        return;
+                    }
+                }
+            }
+        }
+        if (name_index == 0) {
+            if (const std::uint32_t n = by_name_[name_slot(f.name)]; n != 0) {
+                const std::uint32_t at = now - n;
+                if (at < table_.count() && same(table_.entry(at).name, f.name)) {
+                    name_index = static_table_size + 1 + at;
+                }
+            }
         }
     }
-    if (name_index == 0 && dyn_name >= 0) name_index = static_table_size + 1 + dyn_name;
     if (never) {
         literal(0x10, 4, name_index, f, out);
         return;
@@ -551,6 +601,7 @@ void Encoder::add(const EncoderField& f, std::string& out) {
     if (worth_indexing(f.name) && entry <= table_.max_size() / 2) {
         literal(0x40, 6, name_index, f, out);
         table_.insert(f.name, f.value);
+        remember(f.name, f.value);
         return;
     }
     literal(0x00, 4, name_index, f, out);
@@ -612,6 +663,7 @@ void Encoder::add_known(Known k, std::string_view value, std::string& out) {
     literal(0x40, 6, kNameIndex[slot], f, out);
     table_.insert(f.name, f.value);
     known_[slot] = table_.inserted();
+    remember(f.name, f.value);
 }
 
 void Encoder::add_unindexed(std::size_t name_index, std::string_view value, std::string& out) {

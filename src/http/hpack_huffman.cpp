@@ -148,18 +148,31 @@ std::size_t huffman_size(std::string_view s) noexcept {
 }
 
 void huffman_encode(std::string_view s, std::string& out) {
+    huffman_encode(s, huffman_size(s), out);
+}
+
+void huffman_encode(std::string_view s, std::size_t size, std::string& out) {
     const std::size_t start = out.size();
-    out.resize(start + huffman_size(s));
+    out.resize(start + size);
     char* w = out.data() + start;
     std::uint64_t acc = 0;  // pending bits, right-aligned
     unsigned pending = 0;
     for (unsigned char c : s) {
         acc = (acc << kCodes[c].length) | kCodes[c].bits;
         pending += kCodes[c].length;
-        while (pending >= 8) {
-            pending -= 8;
-            *w++ = static_cast<char>(acc >> pending);
+        if (pending >= 32) {  // four bytes at a time (at most 31 + 30 bits pending)
+            pending -= 32;
+            const auto word = static_cast<std::uint32_t>(acc >> pending);
+            w[0] = static_cast<char>(word >> 24);
+            w[1] = static_cast<char>(word >> 16);
+            w[2] = static_cast<char>(word >> 8);
+            w[3] = static_cast<char>(word);
+            w += 4;
         }
+    }
+    while (pending >= 8) {
+        pending -= 8;
+        *w++ = static_cast<char>(acc >> pending);
     }
     // Pad with the most significant bits of EOS (all ones).
     if (pending > 0) *w++ = static_cast<char>((acc << (8 - pending)) | (0xFFu >> pending));

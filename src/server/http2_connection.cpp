@@ -200,10 +200,20 @@ bool same_authority(const H2Stream& s, std::string_view host, std::string_view a
     return ascii::iequals(origin(host), origin(authority));
 }
 
+// RFC 9113 8.2.2's fields, by length first (one comparison for most names).
 constexpr bool connection_specific(std::string_view lower_name) {
-    return lower_name == "connection" || lower_name == "keep-alive" ||
-           lower_name == "proxy-connection" || lower_name == "transfer-encoding" ||
-           lower_name == "upgrade";
+    switch (lower_name.size()) {
+        case 7:
+            return lower_name == "upgrade";
+        case 10:
+            return lower_name == "connection" || lower_name == "keep-alive";
+        case 16:
+            return lower_name == "proxy-connection";
+        case 17:
+            return lower_name == "transfer-encoding";
+        default:
+            return false;
+    }
 }
 
 }  // namespace
@@ -643,12 +653,18 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
         enc.add_known(hpack::Known::content_type, r.builtin_content_type(), block);
     }
     if (r.header_count()) {
-        thread_local std::string lowered;
+        char lowered[64];
+        thread_local std::string long_name;
         r.for_each_header([&](std::string_view n, std::string_view v) {
-            lowered.assign(n);
-            for (char& c : lowered) c = ascii::lower(c);
-            if (connection_specific(lowered)) return;
-            enc.add({lowered, v}, block);
+            char* to = lowered;
+            if (n.size() > sizeof lowered) [[unlikely]] {
+                long_name.resize(n.size());
+                to = long_name.data();
+            }
+            for (std::size_t i = 0; i < n.size(); ++i) to[i] = ascii::lower(n[i]);
+            const std::string_view name(to, n.size());
+            if (connection_specific(name)) return;
+            enc.add({name, v}, block);
         });
     }
     if (has_body && !streamed) {

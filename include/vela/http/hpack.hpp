@@ -69,6 +69,8 @@ void encode_integer(std::string& out, std::uint8_t first, unsigned prefix_bits,
 std::size_t huffman_size(std::string_view s) noexcept;
 /// Appends the Huffman coding of `s`.
 void huffman_encode(std::string_view s, std::string& out);
+/// Appends the Huffman coding of `s`, whose huffman_size() is `size`.
+void huffman_encode(std::string_view s, std::size_t size, std::string& out);
 /// Decodes the Huffman string `in` into `out`, which must have room for in.size() * 8 / 5
 /// bytes; sets `n` to the bytes written. Refuses EOS and bad padding.
 Error huffman_decode(std::string_view in, char* out, std::size_t& n) noexcept;
@@ -289,8 +291,16 @@ class Encoder {
     void literal(std::uint8_t first, unsigned prefix_bits, std::size_t name_index,
                  const EncoderField& f, std::string& out);
 
+    void remember(std::string_view name, std::string_view value) noexcept;
+
     DynamicTable table_;
     std::uint64_t known_[3] = {};  // the entry number added for each Known field, 0: none
+    // Where fields and names were added to the table: entry numbers (their low 32 bits; 0:
+    // none) by a hash of the field and of the name, one per slot. A slot overwritten by
+    // another field, or naming an evicted entry, only costs a repeated insert.
+    static constexpr std::size_t kSlots = 64;
+    std::uint32_t by_field_[kSlots] = {};
+    std::uint32_t by_name_[kSlots] = {};
     std::uint32_t limit_;
     std::uint32_t pending_min_ = UINT32_MAX;  // the smallest size since the last block
     bool pending_update_ = false;
