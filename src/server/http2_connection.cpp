@@ -23,6 +23,53 @@
 
 namespace vela::detail {
 
+struct H2Stream;
+
+// A streaming route's request body on an HTTP/2 stream (App::streaming): DATA is kept in the
+// stream's `body` without giving its bytes back to the client's window; read() hands out all
+// that arrived, and the next read() releases it (WINDOW_UPDATE). So the client sends at most
+// a window ahead of the handler (SETTINGS_INITIAL_WINDOW_SIZE, options().http2.stream_window)
+// and flow control follows the handler's reads.
+class H2RequestBody final : public BodyReader {
+  public:
+    explicit H2RequestBody(H2Stream& s) noexcept : s_(s) {}
+    std::uint64_t received() const noexcept override { return received_; }
+    /// Resumes a handler waiting in read() (after the connection's read: not from inside the
+    /// session).
+    void wake() {
+        if (waiter_) std::exchange(waiter_, {}).resume();
+    }
+    bool waiting() const noexcept { return static_cast<bool>(waiter_); }
+    /// The body ends with this error (the client reset the stream, a limit, a timeout).
+    void fail(Status st) noexcept {
+        if (error_ == Status::OK) error_ = st;
+    }
+    /// A chunk handed out is still in use (new bytes must not move it).
+    bool chunk_out() const noexcept { return taken_ != 0; }
+    void reset() noexcept {
+        waiter_ = {};
+        taken_ = 0;
+        received_ = 0;
+        error_ = Status::OK;
+        ended_ = false;
+    }
+
+  protected:
+    bool ready() override;
+    void wait(std::coroutine_handle<> h) override { waiter_ = h; }
+    BodyChunk take() override;
+
+  private:
+    void release();
+
+    H2Stream& s_;
+    std::coroutine_handle<> waiter_;
+    std::size_t taken_ = 0;  // bytes of the last chunk, released by the next read()
+    std::uint64_t received_ = 0;
+    Status error_ = Status::OK;
+    bool ended_ = false;
+};
+
 // One stream: its request as received (fields stored back to back in `raw`, so the Request's
 // views stay valid however many arrive), its response while it is being sent, and the
 // handler's completion.
@@ -68,6 +115,12 @@ struct H2Stream final : ResponseSink {
     bool producer_wait = false;  // a coroutine producer has nothing yet (not a stall)
     bool prebuilt = false;       // the Request is filled already (an upgraded HTTP/1.1 request)
     bool too_many_fields = false;
+    bool streaming = false;          // the handler reads the body as it arrives (body_reader)
+    bool wake_queued = false;        // in the connection's list of readers to resume
+    std::uint64_t last_data_ms = 0;  // streaming: when DATA last arrived or was read
+    std::uint64_t streamed_total = 0;
+    std::string more;  // streaming: bytes that arrived while a chunk is out
+    H2RequestBody body_reader{*this};
 
     bool open() const noexcept { return st != nullptr; }
     void complete(Response&& r) override {
@@ -121,10 +174,43 @@ struct H2Stream final : ResponseSink {
         st = nullptr;
         id = 0;
         queued = request_done = busy = dispatching = completed_inline = responding = body_pending =
-            sending = producer_wait = prebuilt = too_many_fields = false;
+            sending = producer_wait = prebuilt = too_many_fields = streaming = false;
+        last_data_ms = streamed_total = 0;
+        wake_queued = false;
+        std::string().swap(more);
+        body_reader.reset();
         prev = next = nullptr;
     }
 };
+
+void H2RequestBody::release() {
+    if (taken_ == 0) return;
+    // The chunk was the whole of `body`; what arrived meanwhile waits in `more`.
+    s_.body.clear();
+    s_.body.swap(s_.more);
+    const std::size_t n = std::exchange(taken_, 0);
+    if (s_.conn && s_.open()) s_.conn->release_body(s_, n);
+}
+
+bool H2RequestBody::ready() {
+    release();
+    return error_ != Status::OK || !s_.body.empty() || s_.request_done || !s_.open();
+}
+
+BodyChunk H2RequestBody::take() {
+    release();
+    if (error_ != Status::OK) return {{}, true, error_};
+    if (ended_) return {{}, true, Status::OK};
+    if (s_.body.empty() && !s_.request_done) {
+        // The stream went away before its end: the client left or reset it.
+        error_ = Status::BadRequest;
+        return {{}, true, error_};
+    }
+    taken_ = s_.body.size();
+    received_ += taken_;
+    ended_ = s_.request_done;
+    return {s_.body, ended_, Status::OK};
+}
 
 namespace {
 
@@ -377,6 +463,11 @@ bool Http2Connection::on_read(ssize_t n) {
         return true;
     }
     if (!feed()) return false;
+    if (!wake_.empty()) [[unlikely]] {
+        in_wake_ = true;
+        wake_readers();
+        in_wake_ = false;
+    }
     run_ready();
     if (t_.closed()) return false;
     flush();
@@ -467,21 +558,40 @@ void Http2Connection::on_headers(h2::Stream& st, const h2::HeadersEnd& end) {
     if (end.end_stream) {
         if (!s->request_done) {
             s->request_done = true;
-            if (!s->responding && !s->queued) {
+            if (s->streaming) {
+                wake_reader(*s);  // trailers end a streamed body
+            } else if (!s->responding && !s->queued) {
                 s->queued = true;
                 ready_.push_back(s);
             }
         }
-    } else if (end.kind == h2::HeadersEnd::Kind::headers && s->early != Status::OK &&
-               !s->responding) {
+        return;
+    }
+    if (end.kind != h2::HeadersEnd::Kind::headers || s->responding) return;
+    if (s->early != Status::OK) {
         // A header list over the limit is answered now, whatever body may follow.
         reject_stream(*s, s->early);
+        return;
+    }
+    // A body follows: a streaming route reads it as it arrives, and is dispatched now.
+    if (!build_request(*s)) return;  // answered (a bad target, CONNECT)
+    s->prebuilt = true;
+    if (worker_.handler().streams_body(*s->req)) {
+        s->streaming = true;
+        s->last_data_ms = t_.loop().now_ms();
+        s->req->set_body_stream(&s->body_reader);
+        s->queued = true;
+        ready_.push_back(s);
     }
 }
 
 void Http2Connection::on_data(h2::Stream& st, std::string_view data, bool end_stream) {
     auto* s = static_cast<H2Stream*>(st.user);
     if (!s) return;
+    if (s->streaming) [[unlikely]] {
+        streamed_data(*s, data, end_stream);
+        return;
+    }
     if (!s->responding) {
         if (s->body.size() + data.size() > worker_.options().limits.max_body) {
             std::string().swap(s->body);
@@ -502,11 +612,53 @@ void Http2Connection::on_data(h2::Stream& st, std::string_view data, bool end_st
     }
 }
 
+// DATA for a streaming route: kept for the handler's next read(), its bytes still counted in
+// the client's window until then.
+void Http2Connection::streamed_data(H2Stream& s, std::string_view data, bool end_stream) {
+    if (s.responding) {
+        session_.consume(*s.st, data.size());  // answered already: dropped
+        return;
+    }
+    s.streamed_total += data.size();
+    if (s.streamed_total > worker_.options().limits.max_streamed_body) {
+        session_.consume(*s.st, data.size());
+        s.body_reader.fail(Status::PayloadTooLarge);
+    } else {
+        (s.body_reader.chunk_out() ? s.more : s.body).append(data);
+    }
+    s.last_data_ms = t_.loop().now_ms();
+    if (end_stream) s.request_done = true;
+    wake_reader(s);
+}
+
+// A handler waiting in read() is resumed once the connection's read is processed.
+void Http2Connection::wake_reader(H2Stream& s) {
+    if (!s.body_reader.waiting() || s.wake_queued) return;
+    s.wake_queued = true;
+    wake_.push_back(&s);
+}
+
+void Http2Connection::wake_readers() {
+    for (std::size_t i = 0; i < wake_.size() && !t_.closed(); ++i) {
+        H2Stream* s = wake_[i];
+        s->wake_queued = false;
+        s->body_reader.wake();  // the handler may complete (stream_completed) in there
+    }
+    wake_.clear();
+}
+
+void Http2Connection::release_body(H2Stream& s, std::size_t n) {
+    session_.consume(*s.st, n);
+    s.last_data_ms = t_.loop().now_ms();
+    if (!in_feed_ && !in_wake_) flush();
+}
+
 void Http2Connection::on_close(h2::Stream& st, h2::ErrorCode, bool) {
     auto* s = static_cast<H2Stream*>(st.user);
     if (!s) return;
     s->st = nullptr;
     s->body_pending = false;
+    if (s->streaming) wake_reader(*s);  // read() reports the end
     // A handler still owns it, run_ready() will meet it, or the sending list holds it: freed
     // there.
     if (!s->busy && !s->queued && !s->sending && !s->dispatching) free_stream(s);
@@ -581,7 +733,11 @@ void Http2Connection::dispatch(H2Stream& s) {
         if (!s.responding) reject_stream(s, s.early);
         return;
     }
-    if (!s.prebuilt && !build_request(s)) return;  // an upgraded request arrives built
+    if (!s.prebuilt) {
+        if (!build_request(s)) return;
+    } else if (!s.streaming) {
+        s.req->set_body(s.body);  // built when its head came (or upgraded): the body since
+    }
     Response resp;
     bool ready;
     s.completed_inline = false;
@@ -995,6 +1151,13 @@ void Http2Connection::on_timeout() {
                 now - s->stalled_since >=
                     static_cast<std::uint64_t>(o.http2.send_timeout.count())) {
                 reset_stream(*s, h2::ErrorCode::cancel);
+            }
+        } else if (s->streaming) {
+            // The handler waits for body bytes that do not come: read() reports 408.
+            if (!s->request_done && s->body_reader.waiting() &&
+                now - s->last_data_ms >= static_cast<std::uint64_t>(o.body_timeout.count())) {
+                s->body_reader.fail(Status::RequestTimeout);
+                s->body_reader.wake();  // (the handler may complete and free nothing: busy)
             }
         } else if (!s->request_done && !s->responding &&
                    now - s->opened_ms >= static_cast<std::uint64_t>(o.body_timeout.count())) {

@@ -77,6 +77,8 @@ class Http2Connection final : public Connection, private h2::SessionHandler {
 
     /// A handler completed stream `s` (ResponseSink::complete).
     void stream_completed(H2Stream& s, Response&& r);
+    /// A streaming route's handler used `n` body bytes of `s`: the client may send them again.
+    void release_body(H2Stream& s, std::size_t n);
 
   private:
     // IoSink / tls::StreamOwner
@@ -95,6 +97,9 @@ class Http2Connection final : public Connection, private h2::SessionHandler {
     void on_writable(h2::Stream& st) override;
 
     bool feed();
+    void streamed_data(H2Stream& s, std::string_view data, bool end_stream);
+    void wake_reader(H2Stream& s);
+    void wake_readers();
     void run_ready();
     void dispatch(H2Stream& s);
     bool build_request(H2Stream& s);
@@ -120,6 +125,7 @@ class Http2Connection final : public Connection, private h2::SessionHandler {
     RequestParser target_parser_;  // checks :path by the HTTP/1.1 target rules
     std::vector<H2Stream*> ready_;
     std::vector<H2Stream*> sending_;  // streams with body bytes to send and a window to send
+    std::vector<H2Stream*> wake_;     // streaming bodies to resume after this read
     H2Stream* streams_ = nullptr;     // every stream object alive (open or awaiting a handler)
     std::size_t stream_count_ = 0;
     H2Stream* upgraded_ = nullptr;  // stream 1 of an upgrade, until start() opens it
@@ -128,6 +134,7 @@ class Http2Connection final : public Connection, private h2::SessionHandler {
     bool released_ = false;  // handed back to the worker (connection_closed)
     bool draining_ = false;
     bool in_feed_ = false;
+    bool in_wake_ = false;
     bool paused_ = false;     // reading stopped: output above the high-water mark
     bool lingering_ = false;  // GOAWAY sent: discarding input until the client closes
 };

@@ -1,8 +1,9 @@
 // Streaming request bodies (App::streaming, Group::streaming, req.body_stream()): large uploads in
 // bounded memory with Content-Length and chunked framing, the limits (413), a client that stops
 // sending (408) or leaves, a handler that answers without reading (the connection closes),
-// the next request on the same connection after a fully read body, save_body_to, and the
-// buffered fallback on ordinary routes and over HTTP/2.
+// the next request on the same connection after a fully read body, save_body_to, the buffered
+// fallback on ordinary routes, and over HTTP/2 a body read as it arrives with flow control
+// following the handler's reads.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -304,12 +305,108 @@ TEST_F(BodyStreamE2e, SaveBodyToFileAndItsLimit) {
     EXPECT_FALSE(std::filesystem::exists(dir_ + "/b.bin"));
 }
 
-TEST_F(BodyStreamE2e, OverHttp2TheBodyIsBuffered) {
-    const std::string cmd =
-        "head -c 30000 /dev/zero | timeout 20 curl -s --http2-prior-knowledge "
-        "-T - http://127.0.0.1:" +
-        std::to_string(app_.port()) + "/upload";
-    EXPECT_EQ(run_command(cmd).out, "30000 0");
+// ---- HTTP/2: the body of a streaming route arrives as the handler reads it ----
+
+std::string h2_upload(std::uint16_t port, const std::string& path, std::uint64_t bytes,
+                      const std::string& method = "PUT") {
+    return run_command("head -c " + std::to_string(bytes) +
+                       " /dev/zero | timeout 60 curl -s --http2-prior-knowledge -X " + method +
+                       " -T - http://127.0.0.1:" + std::to_string(port) + path)
+        .out;
+}
+
+TEST_F(BodyStreamE2e, OverHttp2AStreamingRouteReadsTheBodyAsItArrives) {
+    const long before = rss_kib();
+    EXPECT_EQ(h2_upload(app_.port(), "/upload", 200'000'000), "200000000 0");
+    // The client sends a window ahead of the handler (1 MiB), never the whole body.
+    EXPECT_LT(rss_kib() - before, 48 * 1024);
+    // Ordinary routes still get the body whole, within limits.max_body.
+    EXPECT_EQ(h2_upload(app_.port(), "/buffered", 30000, "POST"), "30000 0");
+    // The group's middleware ran before the handler read the body.
+    EXPECT_EQ(run_command("head -c 5000 /dev/zero | timeout 20 curl -s -H 'X-Key: k' "
+                          "--http2-prior-knowledge -T - http://127.0.0.1:" +
+                          std::to_string(app_.port()) + "/api/upload")
+                  .out,
+              "5000 0");
+}
+
+// A handler that sleeps after its first chunk: the next chunk holds what the client could
+// send meanwhile, which the stream window bounds.
+class H2BodyWindow : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        quick_options(app_.options());
+        app_.options().http2.stream_window = 100'000;
+        app_.streaming(Method::PUT, "/slow", [](Request& req) -> Task<Response> {
+            std::uint64_t total = 0, largest = 0;
+            bool first = true;
+            for (;;) {
+                BodyChunk c = co_await req.body_stream().read();
+                if (c.error != Status::OK) co_return Response(c.error);
+                total += c.data.size();
+                if (!first) largest = std::max<std::uint64_t>(largest, c.data.size());
+                if (c.end) break;
+                if (first) co_await vela::sleep(std::chrono::milliseconds(700));
+                first = false;
+            }
+            co_return Response::text(std::to_string(total) + " " + std::to_string(largest));
+        });
+        app_.streaming(Method::POST, "/watch", [this](Request& req) -> Task<Response> {
+            for (;;) {
+                BodyChunk c = co_await req.body_stream().read();
+                seen_ += c.data.size();
+                if (c.error != Status::OK || c.end) {
+                    last_error_ = static_cast<int>(c.error);
+                    co_return Response(c.error == Status::OK ? Status::OK : c.error);
+                }
+            }
+        });
+        add_basic_routes(app_);
+        start_app(app_);
+    }
+    App app_;
+    std::atomic<std::uint64_t> seen_{0};
+    std::atomic<int> last_error_{0};
+};
+
+TEST_F(H2BodyWindow, FlowControlFollowsTheHandlersReads) {
+    const std::string out = h2_upload(app_.port(), "/slow", 3'000'000);
+    const auto space = out.find(' ');
+    ASSERT_NE(space, std::string::npos) << out;
+    EXPECT_EQ(out.substr(0, space), "3000000");
+    const std::uint64_t largest = std::stoull(out.substr(space + 1));
+    EXPECT_GT(largest, 0u);
+    EXPECT_LE(largest, 100'000u) << "the client sent past the stream window";
+}
+
+TEST_F(H2BodyWindow, AStalledBodyIs408) {
+    const std::string py = ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    if (run_command(py + " -c 'import hpack' 2>&1").status != 0) {
+        GTEST_SKIP() << "python3 with python3-hpack (a python3-h2 dependency) not installed";
+    }
+    const Ran r = run_command("timeout 20 " + py + " " + std::string(VELA_SOURCE_DIR) +
+                              "/tests/e2e/h2/probe.py " + std::to_string(app_.port()) +
+                              " uploadstall /watch 1000 2>&1");
+    EXPECT_NE(r.out.find("status=408"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("second_status=200"), std::string::npos) << r.out;
+    for (int i = 0; i < 100 && last_error_ == 0; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(last_error_.load(), static_cast<int>(Status::RequestTimeout));
+}
+
+TEST_F(H2BodyWindow, AClientThatResetsMidBodyEndsTheRead) {
+    // tests/e2e/h2/probe.py writes the frames (python3-h2's hpack encodes the fields).
+    const std::string py = ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    if (run_command(py + " -c 'import hpack' 2>&1").status != 0) {
+        GTEST_SKIP() << "python3 with python3-hpack (a python3-h2 dependency) not installed";
+    }
+    const Ran r = run_command("timeout 20 " + py + " " + std::string(VELA_SOURCE_DIR) +
+                              "/tests/e2e/h2/probe.py " + std::to_string(app_.port()) +
+                              " uploadreset /watch 50000 2>&1");
+    EXPECT_NE(r.out.find("sent=50000"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("second_status=200"), std::string::npos) << r.out;
+    for (int i = 0; i < 100 && last_error_ == 0; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(last_error_.load(), static_cast<int>(Status::BadRequest));
+    EXPECT_LE(seen_.load(), 50'000u);
 }
 
 }  // namespace

@@ -15,8 +15,9 @@
 //     });
 //
 // The server reads from the socket only while the handler asks for more, so the client is
-// paced by the handler (TCP back-pressure). On other routes, and over HTTP/2, the body is
-// buffered (up to limits.max_body) and read() hands it out in one piece.
+// paced by the handler (TCP back-pressure; over HTTP/2, the stream's flow-control window). On
+// other routes the body is buffered (up to limits.max_body) and read() hands it out in one
+// piece.
 
 #include <coroutine>
 #include <cstdint>

@@ -619,6 +619,22 @@ def main():
         print(f"sent={sent}")
         c.report(1)
         c.second_request(3)
+    elif scenario == "uploadreset":  # uploadreset PATH SIZE: part of a body, then RST_STREAM
+        c.handshake()
+        c.send_headers(1, request_block(b"POST", args[0].encode()), end_stream=False)
+        sent = c.send_body(1, b"u" * int(args[1]), end_stream=False)
+        c.pump(lambda: False, timeout=0.3)
+        c.send(frame(RST_STREAM, 0, 1, struct.pack(">I", 8)))
+        print(f"sent={sent}")
+        c.second_request(3)
+    elif scenario == "uploadstall":  # uploadstall PATH SIZE: part of a body, then silence
+        c.handshake()
+        c.send_headers(1, request_block(b"POST", args[0].encode()), end_stream=False)
+        sent = c.send_body(1, b"u" * int(args[1]), end_stream=False)
+        c.pump(lambda: 1 in c.ended, timeout=10)
+        print(f"sent={sent}")
+        c.report(1)
+        c.second_request(3)
     elif scenario == "headerlist":  # headerlist COUNT SIZE
         c.handshake()
         extra = b"".join(lit(b"x-h%d" % i, b"v" * int(args[1])) for i in range(int(args[0])))
