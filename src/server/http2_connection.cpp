@@ -489,7 +489,12 @@ bool Http2Connection::feed() {
         return false;
     }
     if (t_.in.empty()) {
-        t_.release_input_if_empty();
+        // A buffer grown for frames larger than the pooled size is kept while streams are
+        // open (an upload would otherwise allocate and free it for every frame that spans
+        // two reads), and given back once the connection is idle (flush).
+        if (t_.in.capacity() <= t_.loop().buffers().buffer_size() || stream_count_ == 0) {
+            t_.release_input_if_empty();
+        }
     } else if (t_.in.size() >= h2::frame_header_size) {
         const auto* h = reinterpret_cast<const unsigned char*>(t_.in.data());
         const std::size_t need =
@@ -1041,6 +1046,7 @@ void Http2Connection::flush() {
         t_.read_later([this] { return !paused_; });
     }
     t_.release_output_if_empty();
+    if (stream_count_ == 0 && !in_feed_) t_.release_input_if_empty();
     // After GOAWAY (ours or the client's) the connection ends once nothing is in flight.
     const bool done = session_.closed() || (draining_ && stream_count_ == 0) ||
                       (session_.drained() && stream_count_ == 0);
