@@ -418,6 +418,13 @@ bool Session::idle_peer_id(std::uint32_t id) const noexcept {
     return peer_initiated(id) && id > last_peer_stream_;
 }
 
+bool Session::past_goaway(std::uint32_t id) const noexcept {
+    // 6.8: once our GOAWAY is sent, frames on the streams the peer opened above the last
+    // stream it named are ignored (no stream opens there, and last_processed_ stays what it
+    // named). Streams the peer never opened are still idle (5.1).
+    return goaway_sent_ && peer_initiated(id) && id > last_processed_ && id <= last_peer_stream_;
+}
+
 bool Session::idle_local_id(std::uint32_t id) const noexcept {
     return !peer_initiated(id) && id >= next_local_stream_;
 }
@@ -573,6 +580,7 @@ bool Session::on_data_frame(const Frame& f) {
     Stream* s = find(id);
     if (s == nullptr) {
         give_back(f.length);
+        if (past_goaway(id)) return count_control();  // 6.8: ignored
         if (idle_peer_id(id) || idle_local_id(id)) {
             return connection_error(ErrorCode::protocol_error, "DATA on an idle stream");
         }
@@ -736,6 +744,7 @@ bool Session::on_window_update(const Frame& f) {
     }
     Stream* s = find(f.stream_id);
     if (s == nullptr) {
+        if (past_goaway(f.stream_id)) return true;  // 6.8: ignored
         if (idle_peer_id(f.stream_id) || idle_local_id(f.stream_id)) {
             return connection_error(ErrorCode::protocol_error, "WINDOW_UPDATE on an idle stream");
         }
@@ -756,6 +765,7 @@ bool Session::on_rst_stream(const Frame& f, std::uint64_t now_ms) {
     if (!count_control()) return false;
     Stream* s = find(f.stream_id);
     if (s == nullptr) {
+        if (past_goaway(f.stream_id)) return true;  // 6.8: ignored
         if (idle_peer_id(f.stream_id) || idle_local_id(f.stream_id)) {
             return connection_error(ErrorCode::protocol_error, "RST_STREAM on an idle stream");
         }
