@@ -71,8 +71,9 @@ struct BlockCheck {
     bool connect = false;
     bool options = false;
     bool star = false;
-    bool http_scheme = false;  // http or https: an authority is mandatory
-    bool host = false;         // a Host field
+    bool http_scheme = false;      // http or https: an authority is mandatory
+    bool host = false;             // a Host field
+    bool empty_authority = false;  // an empty :authority or Host
 
     int status = 0;
     std::int64_t content_length = -1;
@@ -99,6 +100,7 @@ struct BlockCheck {
                 http_scheme = value == "http" || value == "https";
             } else if (name == ":authority") {
                 bit = kAuthority;
+                empty_authority = empty_authority || value.empty();
             } else if (name == ":path") {
                 bit = kPath;
                 if (value.empty()) return fail("an empty :path");
@@ -135,7 +137,10 @@ struct BlockCheck {
         if (!value_ok(f.value)) return fail("a field value with a bad character");
         switch (f.name.size()) {
             case 4:
-                if (f.name == "host") host = true;
+                if (f.name == "host") {
+                    host = true;
+                    empty_authority = empty_authority || f.value.empty();
+                }
                 break;
             case 2:
                 if (f.name == "te" && !iequals(f.value, "trailers")) {
@@ -189,6 +194,7 @@ struct BlockCheck {
             if (connect) {
                 // 8.5: :authority only.
                 if (!(seen & kAuthority)) return fail("a CONNECT without :authority");
+                if (empty_authority) return fail("an empty :authority or Host");
                 if (seen & (kScheme | kPath)) return fail("a CONNECT with :scheme or :path");
                 return true;
             }
@@ -200,6 +206,8 @@ struct BlockCheck {
             if (http_scheme && !(seen & kAuthority) && !host) {
                 return fail("a request without :authority or Host");
             }
+            // 8.3.1: "If these fields are present, they MUST NOT be empty."
+            if (http_scheme && empty_authority) return fail("an empty :authority or Host");
             return true;
         }
         if (!(seen & kStatus)) return fail("a response without :status");

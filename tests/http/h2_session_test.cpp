@@ -370,6 +370,11 @@ TEST(H2Session, MalformedRequestsAreStreamErrors) {
         {"missing :method", {{":scheme", "http"}, {":authority", "a"}, {":path", "/"}}},
         {"missing :scheme", {{":method", "GET"}, {":path", "/"}}},
         {"no :authority nor Host", {{":method", "GET"}, {":scheme", "http"}, {":path", "/"}}},
+        // 8.3.1: ":authority" and Host, when present, "MUST NOT be empty".
+        {"empty :authority",
+         {{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {":authority", ""}}},
+        {"empty Host", {{":method", "GET"}, {":scheme", "http"}, {":path", "/"}, {"host", ""}}},
+        {"CONNECT with an empty :authority", {{":method", "CONNECT"}, {":authority", ""}}},
         {"empty :path",
          {{":method", "GET"}, {":scheme", "http"}, {":authority", "a"}, {":path", ""}}},
         {"relative :path",
