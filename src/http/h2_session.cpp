@@ -138,6 +138,8 @@ struct BlockCheck {
         switch (f.name.size()) {
             case 4:
                 if (f.name == "host") {
+                    // RFC 9110 7.2: a request with more than one Host field line is refused.
+                    if (host) return fail("Host given twice");
                     host = true;
                     empty_authority = empty_authority || f.value.empty();
                 }

@@ -375,6 +375,9 @@ TEST(H2Session, MalformedRequestsAreStreamErrors) {
          {{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {":authority", ""}}},
         {"empty Host", {{":method", "GET"}, {":scheme", "http"}, {":path", "/"}, {"host", ""}}},
         {"CONNECT with an empty :authority", {{":method", "CONNECT"}, {":authority", ""}}},
+        // RFC 9110 7.2: more than one Host field line.
+        {"Host twice",
+         {{":method", "GET"}, {":scheme", "http"}, {":path", "/"}, {"host", "a"}, {"host", "a"}}},
         {"empty :path",
          {{":method", "GET"}, {":scheme", "http"}, {":authority", "a"}, {":path", ""}}},
         {"relative :path",
