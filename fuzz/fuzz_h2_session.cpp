@@ -83,8 +83,8 @@
 //   https (8.3.1 asks for one only where the scheme has a mandatory authority), values with
 //   control characters other than NUL, CR and LF (8.2.1; RFC 9110 5.5 lets recipients keep
 //   them), names with characters outside RFC 9110's token that 8.2.1 allows (8.2.1 only
-//   recommends the token check), content-length in trailers (nghttp2 holds the body to it;
-//   RFC 9110 6.5.1, 8.6: a trailer field, not the header section's length).
+//   recommends the token check), content-length or Host in trailers (RFC 9110 6.5.1, 8.6:
+//   trailer fields; nghttp2 holds the body to the one and checks the other).
 // - Our record of closed streams holds the last 64: HEADERS on a stream closed before them
 //   reads as a new stream below the highest id (PROTOCOL_ERROR, which 5.1 allows for frames
 //   arriving long after END_STREAM) where nghttp2 still knows it closed (STREAM_CLOSED).
@@ -474,8 +474,9 @@ struct Client {
 //   RFC 9110 5.5 lets a recipient keep the others; nghttp2 refuses them;
 // - a name with a character that is not a token's (RFC 9110 5.1) but that 8.2.1 allows: 8.2.1
 //   asks for the minimal checks and recommends (SHOULD) the token rule, which nghttp2 applies;
-// - content-length in trailers: nghttp2 holds the body to it, for us it is a trailer field
-//   like any other (RFC 9110 6.5.1, 8.6: the body's length is the header section's).
+// - content-length or Host in trailers: nghttp2 holds the body to the one and checks the
+//   other as an authority; for us they are trailer fields like any other (RFC 9110 6.5.1,
+//   8.6: the body's length is the header section's).
 bool lenient(const Fields& fields) {
     const bool same_lengths = std::count_if(fields.begin(), fields.end(), [](const auto& fl) {
                                   return fl.first == "content-length";
@@ -498,8 +499,9 @@ bool lenient(const Fields& fields) {
     const bool trailers = std::none_of(fields.begin(), fields.end(),
                                        [](const auto& fl) { return fl.first.starts_with(':'); });
     const bool trailer_length =
-        trailers && std::any_of(fields.begin(), fields.end(),
-                                [](const auto& fl) { return fl.first == "content-length"; });
+        trailers && std::any_of(fields.begin(), fields.end(), [](const auto& fl) {
+            return fl.first == "content-length" || fl.first == "host";
+        });
     return same_lengths || other_scheme || control_char || not_token || trailer_length;
 }
 
