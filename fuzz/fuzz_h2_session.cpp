@@ -534,6 +534,15 @@ bool last_values_valid(std::string_view frame) {
     return check_settings(f).code == ErrorCode::no_error;
 }
 
+// A HEADERS frame (raw ones included) whose priority fields name its own stream.
+bool depends_on_itself(std::string_view frame) {
+    FrameReader reader;
+    Frame f;
+    const ReadResult r = reader.read(frame, f);
+    return r.status == ReadStatus::frame && f.type == FrameType::headers && f.has(flag::priority) &&
+           f.priority.dependency == f.stream_id;
+}
+
 // A SETTINGS frame holding an entry that check_settings() alone refuses with `code`.
 bool some_setting_refused(std::string_view frame, std::uint32_t code) {
     FrameReader reader;
@@ -1079,7 +1088,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             // (WINDOW_UPDATE of 0 or a bad PRIORITY frame on it: a stream error by 6.9, 6.3.)
             const bool closed_stream = sid == id && !theirs_live;
             // Trailers depending on their own stream: nghttp2 checks 5.3.1 on new streams only.
-            const bool self_dependency = sid == id && code == kProtocol && step.self_dependency;
+            const bool self_dependency =
+                sid == id && code == kProtocol && (step.self_dependency || depends_on_itself(f));
             // The form of :path for a scheme other than http and https: 8.3.1 sets it for
             // those two only; we ask for an absolute path, or * with OPTIONS, on every scheme.
             const auto theirs_block = b.blocks.find(sid);
