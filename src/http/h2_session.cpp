@@ -49,8 +49,9 @@ struct BlockCheck {
     bool connect = false;
     bool options = false;
     bool star = false;
-    bool http_scheme = false;  // http or https: an authority is mandatory
-    bool host = false;         // a Host field
+    bool http_scheme = false;      // http or https: an authority is mandatory
+    bool host = false;             // a Host field
+    bool empty_authority = false;  // an empty :authority or Host
 
     int status = 0;
     std::int64_t content_length = -1;
@@ -77,6 +78,7 @@ struct BlockCheck {
                 http_scheme = value == "http" || value == "https";
             } else if (name == ":authority") {
                 bit = kAuthority;
+                empty_authority = empty_authority || value.empty();
             } else if (name == ":path") {
                 bit = kPath;
                 if (value.empty()) return fail("an empty :path");
@@ -121,7 +123,12 @@ struct BlockCheck {
         }
         switch (f.name.size()) {
             case 4:
-                if (f.name == "host") host = true;
+                if (f.name == "host") {
+                    // RFC 9110 7.2: a request with more than one Host field line is refused.
+                    if (host) return fail("Host given twice");
+                    host = true;
+                    empty_authority = empty_authority || f.value.empty();
+                }
                 break;
             case 2:
                 if (f.name == "te" && !iequals(f.value, "trailers")) {
@@ -175,6 +182,7 @@ struct BlockCheck {
             if (connect) {
                 // 8.5: :authority only.
                 if (!(seen & kAuthority)) return fail("a CONNECT without :authority");
+                if (empty_authority) return fail("an empty :authority or Host");
                 if (seen & (kScheme | kPath)) return fail("a CONNECT with :scheme or :path");
                 return true;
             }
@@ -186,6 +194,8 @@ struct BlockCheck {
             if (http_scheme && !(seen & kAuthority) && !host) {
                 return fail("a request without :authority or Host");
             }
+            // 8.3.1: "If these fields are present, they MUST NOT be empty."
+            if (http_scheme && empty_authority) return fail("an empty :authority or Host");
             return true;
         }
         if (!(seen & kStatus)) return fail("a response without :status");
@@ -404,6 +414,13 @@ bool Session::idle_peer_id(std::uint32_t id) const noexcept {
     return peer_initiated(id) && id > last_peer_stream_;
 }
 
+bool Session::past_goaway(std::uint32_t id) const noexcept {
+    // 6.8: once our GOAWAY is sent, frames on the streams the peer opened above the last
+    // stream it named are ignored (no stream opens there, and last_processed_ stays what it
+    // named). Streams the peer never opened are still idle (5.1).
+    return goaway_sent_ && peer_initiated(id) && id > last_processed_ && id <= last_peer_stream_;
+}
+
 bool Session::idle_local_id(std::uint32_t id) const noexcept {
     return !peer_initiated(id) && id >= next_local_stream_;
 }
@@ -559,6 +576,7 @@ bool Session::on_data_frame(const Frame& f) {
     Stream* s = find(id);
     if (s == nullptr) {
         give_back(f.length);
+        if (past_goaway(id)) return count_control();  // 6.8: ignored
         if (idle_peer_id(id) || idle_local_id(id)) {
             return connection_error(ErrorCode::protocol_error, "DATA on an idle stream");
         }
@@ -722,6 +740,7 @@ bool Session::on_window_update(const Frame& f) {
     }
     Stream* s = find(f.stream_id);
     if (s == nullptr) {
+        if (past_goaway(f.stream_id)) return true;  // 6.8: ignored
         if (idle_peer_id(f.stream_id) || idle_local_id(f.stream_id)) {
             return connection_error(ErrorCode::protocol_error, "WINDOW_UPDATE on an idle stream");
         }
@@ -742,6 +761,7 @@ bool Session::on_rst_stream(const Frame& f, std::uint64_t now_ms) {
     if (!count_control()) return false;
     Stream* s = find(f.stream_id);
     if (s == nullptr) {
+        if (past_goaway(f.stream_id)) return true;  // 6.8: ignored
         if (idle_peer_id(f.stream_id) || idle_local_id(f.stream_id)) {
             return connection_error(ErrorCode::protocol_error, "RST_STREAM on an idle stream");
         }

@@ -370,6 +370,14 @@ TEST(H2Session, MalformedRequestsAreStreamErrors) {
         {"missing :method", {{":scheme", "http"}, {":authority", "a"}, {":path", "/"}}},
         {"missing :scheme", {{":method", "GET"}, {":path", "/"}}},
         {"no :authority nor Host", {{":method", "GET"}, {":scheme", "http"}, {":path", "/"}}},
+        // 8.3.1: ":authority" and Host, when present, "MUST NOT be empty".
+        {"empty :authority",
+         {{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {":authority", ""}}},
+        {"empty Host", {{":method", "GET"}, {":scheme", "http"}, {":path", "/"}, {"host", ""}}},
+        {"CONNECT with an empty :authority", {{":method", "CONNECT"}, {":authority", ""}}},
+        // RFC 9110 7.2: more than one Host field line.
+        {"Host twice",
+         {{":method", "GET"}, {":scheme", "http"}, {":path", "/"}, {"host", "a"}, {"host", "a"}}},
         {"empty :path",
          {{":method", "GET"}, {":scheme", "http"}, {":authority", "a"}, {":path", ""}}},
         {"relative :path",
@@ -926,6 +934,32 @@ TEST(H2Session, GracefulShutdown) {
     fx.session.send_headers(*fx.session.find(1), std::vector<EncoderField>{{":status", "200"}},
                             true);
     EXPECT_TRUE(fx.session.drained());
+}
+
+TEST(H2Session, FramesPastOurGoawayAreIgnored) {
+    // 6.8: after our GOAWAY, frames on the streams the client opened above its last stream id
+    // (crossing the GOAWAY) are ignored; a stream it never opened is still idle (5.1).
+    ServerFixture fx;
+    Peer p;
+    fx.feed(p.preface().settings().get(1).take());
+    fx.session.shutdown();
+    fx.session.output().clear();
+    const std::string window_update("\x00\x00\x04\x08\x00\x00\x00\x00\x03\x00\x00\x00\x01", 13);
+    const std::string rst("\x00\x00\x04\x03\x00\x00\x00\x00\x03\x00\x00\x00\x08", 13);
+    auto out = fx.feed(
+        p.headers(3,
+                  {{":method", "POST"}, {":scheme", "http"}, {":authority", "a"}, {":path", "/"}},
+                  false)
+            .data(3, "body", false)
+            .raw(window_update)
+            .raw(rst)
+            .data(3, "more", true)
+            .take());
+    EXPECT_TRUE(out.empty());
+    EXPECT_FALSE(fx.session.closed());
+    EXPECT_EQ(fx.rec.streams.count(3), 0u);
+    out = fx.feed(p.data(5, "idle", true).take());
+    expect_goaway(fx, out, ErrorCode::protocol_error, "DATA on an idle stream past the GOAWAY");
 }
 
 TEST(H2Session, UpgradedStreamOne) {

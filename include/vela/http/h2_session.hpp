@@ -269,6 +269,7 @@ class Session {
     void give_back(std::uint64_t n);
     bool idle_peer_id(std::uint32_t id) const noexcept;
     bool idle_local_id(std::uint32_t id) const noexcept;
+    bool past_goaway(std::uint32_t id) const noexcept;
     bool peer_initiated(std::uint32_t id) const noexcept;
     std::size_t max_block_size() const noexcept;
 
