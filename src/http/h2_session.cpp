@@ -552,16 +552,7 @@ bool Session::deliver_block(Stream& s, std::string_view block, bool end_stream) 
     const std::uint32_t id = s.id;
     handler_.on_headers(s, end);
     if (closed_) return false;
-    if (end_stream) {
-        Stream* live = find(id);  // the handler may have reset it
-        if (live == nullptr) return true;
-        if (opt_.role == Role::server) control_frames_ = 0;  // a request: the budget restarts
-        if (live->state == StreamState::half_closed_local) {
-            close_stream(*live, ErrorCode::no_error, false, ClosedHow::ended);
-        } else {
-            live->state = StreamState::half_closed_remote;
-        }
-    }
+    if (end_stream) remote_ended(id);
     return true;
 }
 
@@ -613,16 +604,7 @@ bool Session::on_data_frame(const Frame& f) {
     s->held += f.data.size();
     handler_.on_data(*s, f.data, f.end_stream());
     if (closed_) return false;
-    if (f.end_stream()) {
-        Stream* live = find(id);
-        if (live == nullptr) return true;
-        if (opt_.role == Role::server) control_frames_ = 0;
-        if (live->state == StreamState::half_closed_local) {
-            close_stream(*live, ErrorCode::no_error, false, ClosedHow::ended);
-        } else {
-            live->state = StreamState::half_closed_remote;
-        }
-    }
+    if (f.end_stream()) remote_ended(id);
     return true;
 }
 
@@ -933,6 +915,18 @@ void Session::close_stream(Stream& s, ErrorCode code, bool by_peer, ClosedHow ho
     handler_.on_close(s, code, by_peer);
     s.user = nullptr;
     spare_.push_back(&s);
+}
+
+// The peer's END_STREAM on stream `id`, once the driver saw it (and may have reset it).
+void Session::remote_ended(std::uint32_t id) {
+    Stream* s = find(id);
+    if (s == nullptr) return;
+    if (opt_.role == Role::server) control_frames_ = 0;  // a request: the budget restarts
+    if (s->state == StreamState::half_closed_local) {
+        close_stream(*s, ErrorCode::no_error, false, ClosedHow::ended);
+    } else {
+        s->state = StreamState::half_closed_remote;
+    }
 }
 
 void Session::end_local(Stream& s) {

@@ -114,7 +114,7 @@ struct H2Stream final : ResponseSink {
     bool sending = false;        // in the connection's sending list
     bool producer_wait = false;  // a coroutine producer has nothing yet (not a stall)
     bool prebuilt = false;       // the Request is filled already (an upgraded HTTP/1.1 request)
-    bool too_many_fields = false;
+
     bool streaming = false;          // the handler reads the body as it arrives (body_reader)
     bool wake_queued = false;        // in the connection's list of readers to resume
     std::uint64_t last_data_ms = 0;  // streaming: when DATA last arrived or was read
@@ -174,7 +174,7 @@ struct H2Stream final : ResponseSink {
         st = nullptr;
         id = 0;
         queued = request_done = busy = dispatching = completed_inline = responding = body_pending =
-            sending = producer_wait = prebuilt = too_many_fields = streaming = false;
+            sending = producer_wait = prebuilt = streaming = false;
         last_data_ms = streamed_total = 0;
         wake_queued = false;
         std::string().swap(more);
@@ -881,15 +881,14 @@ void Http2Connection::want_send(H2Stream& s) {
 }
 
 // Sends what the windows allow of one stream's body, at most one frame's worth from a source
-// or a file per call (the caller loops under the high-water mark). Returns true when the
-// stream can send more at once.
-bool Http2Connection::send_body(H2Stream& s) {
+// or a file per call (the caller loops under the high-water mark).
+void Http2Connection::send_body(H2Stream& s) {
     h2::Stream& st = *s.st;
     const std::size_t room = session_.send_window(st);
     if (room == 0) {
         st.blocked = true;
         if (s.stalled_since == 0) s.stalled_since = t_.loop().now_ms();
-        return false;
+        return;
     }
     s.stalled_since = 0;
     if (s.file) [[unlikely]] {
@@ -905,19 +904,18 @@ bool Http2Connection::send_body(H2Stream& s) {
         if (eof) s.file.reset();
         s.body_pending = !eof;
         session_.send_data(st, std::string_view(chunk.data(), static_cast<std::size_t>(n)), eof);
-        return !eof;
+        return;
     }
     if (!s.source) {
         const std::string_view rest = std::string_view(s.out_body).substr(s.body_off);
         const std::size_t n = session_.send_data(st, rest, true);
         s.body_off += n;
-        if (n == rest.size()) {
+        if (n == rest.size()) {  // else blocked on a window: on_writable() resumes it
             s.body_pending = false;
             recycle_body(std::move(s.out_body));
             s.out_body = {};
-            return false;
         }
-        return false;  // blocked on a window: on_writable() resumes it
+        return;
     }
     if (s.piece_off == s.piece.size()) {
         std::optional<std::string> next = s.source();
@@ -925,7 +923,7 @@ bool Http2Connection::send_body(H2Stream& s) {
             s.source = nullptr;
             s.body_pending = false;
             session_.send_data(st, {}, true);
-            return false;
+            return;
         }
         s.piece = std::move(*next);
         s.piece_off = 0;
@@ -943,15 +941,13 @@ bool Http2Connection::send_body(H2Stream& s) {
                     flush();
                 })) {
                 s.producer_wait = true;
-                return false;
+                return;
             }
-            return true;
+            return;
         }
     }
     const std::string_view rest = std::string_view(s.piece).substr(s.piece_off);
-    const std::size_t n = session_.send_data(st, rest, false);
-    s.piece_off += n;
-    return n == rest.size();
+    s.piece_off += session_.send_data(st, rest, false);
 }
 
 // Pulls body bytes from the sending streams, round robin, until the output holds `high`

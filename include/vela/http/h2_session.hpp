@@ -263,6 +263,7 @@ class Session {
     Stream* new_stream(std::uint32_t id);
     void close_stream(Stream& s, ErrorCode code, bool by_peer, ClosedHow how);
     void end_local(Stream& s);
+    void remote_ended(std::uint32_t id);
     void remember(std::uint32_t id, ClosedHow how) noexcept;
     ClosedHow closed_how(std::uint32_t id) const noexcept;
     void apply_local_settings();
