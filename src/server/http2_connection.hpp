@@ -106,7 +106,7 @@ class Http2Connection final : public Connection, private h2::SessionHandler {
     void respond(H2Stream& s, Response& r);
     void reject_stream(H2Stream& s, Status st);
     void reset_stream(H2Stream& s, h2::ErrorCode code);
-        void send_body(H2Stream& s);
+    void send_body(H2Stream& s);
     void want_send(H2Stream& s);
     void produce(std::size_t high);
     void flush();
