@@ -1135,10 +1135,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             // SETTINGS_INITIAL_WINDOW_SIZE taking a window past 2^31-1 (6.9.2): nghttp2 also
             // moves the windows of closed streams it keeps (for priorities) and resets them;
             // a closed stream has no window for us.
-            const bool closed_window = type == 0x4 &&
-                                       code == static_cast<std::uint32_t>(
-                                                   ErrorCode::flow_control_error) &&
-                                       ours.session.find(sid) == nullptr;
+            const bool closed_window =
+                type == 0x4 && code == static_cast<std::uint32_t>(ErrorCode::flow_control_error) &&
+                ours.session.find(sid) == nullptr;
             if (closed_window) {
                 skip.insert(sid);
                 continue;

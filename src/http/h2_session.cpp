@@ -934,7 +934,7 @@ void Session::end_local(Stream& s) {
         close_stream(s, ErrorCode::no_error, false, ClosedHow::ended);
         return;
     }
-    if (opt_.role == Role::server) {
+    if (opt_.role == Role::server && !s.await_peer_end) {
         // 8.1: the response is complete before the request: ask the client to stop sending
         // with RST_STREAM NO_ERROR.
         append_rst_stream(out_, s.id, ErrorCode::no_error);

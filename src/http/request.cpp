@@ -54,6 +54,7 @@ const ConnectionInfo Request::kNoConnection{};
 
 void Request::reset_extras() noexcept {
     extras_ = forwarded_ip_ = forwarded_scheme_ = false;
+    protocol_ = {};
     locals_.clear();
 }
 
@@ -172,6 +173,7 @@ void Request::rebase(const char* from, std::size_t len, const char* to) noexcept
     move(query_);
     move(host_);
     move(body_);
+    move(protocol_);
     for (Header& h : headers_) {
         move(h.name);
         move(h.value);

@@ -278,7 +278,7 @@ void Http1Connection::finish(Response& r) {
     p.head = req_->method() == Method::HEAD;
     if (r.has_extra()) [[unlikely]] {
         prepare_extra(req_.get(), r, worker_.options(), p);
-        if (p.upgrade) {
+        if (p.upgrade && r.status() == Status::SwitchingProtocols) {
             hand_over_to_websocket(r.take_upgrade(), r);
             return;
         }

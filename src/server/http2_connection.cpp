@@ -1,5 +1,6 @@
 #include "http2_connection.hpp"
 #include "response_pipeline.hpp"
+#include "ws_connection.hpp"
 
 #include "vela/server/body_pipe.hpp"
 
@@ -87,8 +88,8 @@ struct H2Stream final : ResponseSink {
     struct Span {
         std::uint32_t off = 0, len = 0;
     };
-    Span method, scheme, authority, path;  // in `raw`; len 0: absent
-    std::string cookies;                   // RFC 9113 8.2.3: cookie fields joined with "; "
+    Span method, scheme, authority, path, protocol;  // in `raw`; len 0: absent
+    std::string cookies;  // RFC 9113 8.2.3: cookie fields joined with "; "
     std::string body;
     std::unique_ptr<Request> req;
     // The response's body while it is being sent: a string (sent from body_off), a streamed
@@ -121,6 +122,9 @@ struct H2Stream final : ResponseSink {
     std::uint64_t streamed_total = 0;
     std::string more;  // streaming: bytes that arrived while a chunk is out
     H2RequestBody body_reader{*this};
+    // A WebSocket session runs on this stream (RFC 8441) until its link is destroyed; the
+    // stream is `busy` meanwhile, and `streaming`: DATA goes to the link.
+    H2WsLink* ws = nullptr;
 
     bool open() const noexcept { return st != nullptr; }
     void complete(Response&& r) override {
@@ -148,6 +152,7 @@ struct H2Stream final : ResponseSink {
         if (name == ":method") return &method;
         if (name == ":authority") return &authority;
         if (name == ":scheme") return &scheme;
+        if (name == ":protocol") return &protocol;
         return nullptr;
     }
     // Makes a finished stream ready for the next one, keeping its buffers' capacity (a
@@ -156,7 +161,7 @@ struct H2Stream final : ResponseSink {
         constexpr std::size_t kKeep = 16 * 1024;
         raw.clear();
         fields.clear();
-        method = scheme = authority = path = {};
+        method = scheme = authority = path = protocol = {};
         cookies.clear();
         if (body.capacity() > kKeep) std::string().swap(body);
         body.clear();
@@ -179,6 +184,7 @@ struct H2Stream final : ResponseSink {
         wake_queued = false;
         std::string().swap(more);
         body_reader.reset();
+        ws = nullptr;
         prev = next = nullptr;
     }
 };
@@ -211,6 +217,197 @@ BodyChunk H2RequestBody::take() {
     ended_ = s_.request_done;
     return {s_.body, ended_, Status::OK};
 }
+
+// The HTTP/2 stream under a WebSocket session (RFC 8441). DATA the session takes in is given
+// back to the client's window at once; DATA that arrives while the session holds a message
+// waits in `pending_`, still counted in the window (so the client is held back as TCP holds
+// back a socket's peer). The session's frames go out as DATA pulled by the connection under
+// flow control and its output high-water mark (pull()). Calls into the session happen from
+// the loop (deliver(), deferred), never from inside the connection's frame processing.
+class H2WsLink final : public WsLink {
+  public:
+    H2WsLink(H2Stream& s, Loop& loop) noexcept : s_(&s), loop_(loop) {}
+    ~H2WsLink() override {
+        loop_.wheel().cancel(timer_);
+        if (in_.capacity()) loop_.buffers().release(in_);
+        if (out_.capacity()) loop_.buffers().release(out_);
+        H2Stream* s = s_;
+        s->ws = nullptr;
+        s->busy = false;
+        if (s->conn)
+            s->conn->ws_ended(*s);
+        else
+            delete s;  // its connection is gone (see ~Http2Connection)
+    }
+
+    Loop& loop() const noexcept override { return loop_; }
+    bool closed() const noexcept override { return closed_; }
+    Buffer& in() noexcept override { return in_; }
+    Buffer& input() override {
+        if (in_.capacity() == 0) loop_.buffers().acquire(in_);
+        return in_;
+    }
+    void keep_input() noexcept override {
+        if (in_.empty() && in_.capacity()) loop_.buffers().release(in_);
+    }
+    Buffer& out() noexcept override { return out_; }
+    Buffer& output() override {
+        if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+        return out_;
+    }
+    void release_output_if_empty() noexcept override {
+        if (out_.empty() && out_.capacity()) loop_.buffers().release(out_);
+    }
+    bool write() override {
+        if (closed_) return true;
+        if (gone_) return out_.empty();  // nowhere to send: the session ends 1006
+        if (!out_.empty() || (end_wanted_ && !end_sent_)) {
+            if (Http2Connection* c = s_->conn) c->ws_output(*s_);
+        }
+        return true;
+    }
+    void start() override {}
+    void read() override {
+        reading_ = true;
+        notify();
+    }
+    bool reading() const noexcept override { return reading_; }
+    void stop_reading() override { reading_ = false; }
+    void read_later() override {
+        resume_ = true;
+        notify();
+    }
+    void shutdown_write() override {
+        end_wanted_ = true;
+        write();
+    }
+    void close(bool clean) noexcept override {
+        if (closed_) return;
+        closed_ = true;
+        loop_.wheel().cancel(timer_);
+        Http2Connection* c = s_->conn;
+        if (!c || gone_ || !s_->open()) return;
+        if (!clean) {
+            c->reset_stream(*s_, h2::ErrorCode::cancel);  // RFC 8441 5: an abnormal closure
+            return;
+        }
+        // Both closing frames went: what is left of ours, then END_STREAM. The stream goes on
+        // as a response body of its own (the session may be freed meanwhile); a client that
+        // has not ended its side is then asked to stop with RST_STREAM NO_ERROR (9113 8.1).
+        if (end_sent_) {
+            if (s_->st->remote_open()) c->reset_stream(*s_, h2::ErrorCode::no_error);
+            return;
+        }
+        s_->out_body.assign(out_.data(), out_.size());
+        s_->body_off = 0;
+        out_.clear();
+        s_->st->await_peer_end = false;
+        s_->body_pending = true;
+        c->want_send(*s_);
+        if (!c->in_feed_ && !c->in_flush_ && !c->in_run_) c->flush();
+    }
+    TimerWheel::Entry& timer() noexcept override { return timer_; }
+    void done(WsConnection* ws) noexcept override {
+        loop_.defer([ws] { delete ws; });  // (the link goes with it, then the stream)
+    }
+
+    /// The session on this link.
+    void attach(WsConnection* ws) noexcept { ws_ = ws; }
+    WsConnection* session() const noexcept { return ws_; }
+    /// True while the session's frames are pulled from out() (until the link closes).
+    bool pulls() const noexcept { return !closed_; }
+
+    /// DATA from the client (inside the connection's frame processing).
+    void received(Http2Connection& c, std::string_view data, bool end_stream) {
+        if (closed_) {
+            c.release_body(*s_, data.size());  // the session is over: dropped
+        } else if (reading_ && pending_.empty()) {
+            input().append(data);
+            fresh_ += data.size();
+            c.release_body(*s_, data.size());
+        } else {
+            pending_.append(data);
+        }
+        if (end_stream) peer_ended_ = true;
+        notify();
+    }
+    /// The stream is gone (ended both ways, reset, or the connection closed).
+    void stream_closed() {
+        if (closed_) return;
+        gone_ = true;
+        notify();
+    }
+    /// The client ended its side before the session started.
+    void peer_ended() {
+        peer_ended_ = true;
+        notify();
+    }
+    /// Moves the session's frames into DATA on `st` (the connection's produce()): at most
+    /// 64 KiB a call, so its output high-water mark applies; END_STREAM once asked and empty.
+    void pull(h2::Session& session, h2::Stream& st) {
+        if (!out_.empty()) {
+            const std::size_t n = session.send_data(
+                st, std::string_view(out_.data(), std::min<std::size_t>(out_.size(), 64 * 1024)),
+                false);
+            out_.consume(n);
+            if (n != 0 && ws_) ws_->schedule_flush();  // waiting senders, a shutdown
+        }
+        if (out_.empty() && end_wanted_ && !end_sent_) {
+            end_sent_ = true;
+            st.await_peer_end = true;  // the client's closing frame is still to come
+            session.send_data(st, {}, true);
+        }
+    }
+    /// Something remains for pull().
+    bool has_output() const noexcept { return !out_.empty() || (end_wanted_ && !end_sent_); }
+
+  private:
+    // Calls into the session from the loop, once per batch of events.
+    void notify() {
+        if (notify_queued_) return;
+        notify_queued_ = true;
+        loop_.defer([this] { deliver(); });
+    }
+    void deliver() {
+        notify_queued_ = false;
+        if (closed_ || !ws_) return;
+        if (!reading_) {
+            if (!resume_ || !ws_->wants_input()) return;
+            reading_ = true;
+        }
+        resume_ = false;
+        if (!pending_.empty()) {
+            const std::size_t n = pending_.size();
+            input().append(pending_);
+            std::string().swap(pending_);
+            fresh_ += n;
+            if (Http2Connection* c = s_->conn; c && !gone_ && s_->open()) c->release_body(*s_, n);
+        }
+        if (fresh_ != 0) {
+            const auto n = static_cast<ssize_t>(std::exchange(fresh_, 0));
+            ws_->on_read(n);
+            if (closed_ || !reading_) return;
+        }
+        if (peer_ended_ || gone_) ws_->on_read(0);  // the session ends (1006 without a close)
+    }
+
+    H2Stream* s_;
+    Loop& loop_;
+    WsConnection* ws_ = nullptr;
+    Buffer in_;
+    Buffer out_;
+    std::string pending_;
+    TimerWheel::Entry timer_;
+    std::size_t fresh_ = 0;  // bytes added to in_ since the session last heard
+    bool reading_ = true;
+    bool resume_ = false;
+    bool closed_ = false;
+    bool gone_ = false;  // the stream no longer exists
+    bool peer_ended_ = false;
+    bool end_wanted_ = false;
+    bool end_sent_ = false;
+    bool notify_queued_ = false;
+};
 
 namespace {
 
@@ -268,6 +465,7 @@ h2::SessionOptions session_options(const ServerOptions& o) {
     s.max_frame_size = std::clamp<std::uint32_t>(o.http2.max_frame_size, h2::default_max_frame_size,
                                                  h2::max_max_frame_size);
     s.max_header_list_size = o.http2.max_header_list_size;
+    s.enable_connect_protocol = o.http2.websocket;
     s.max_control_frames =
         static_cast<std::uint32_t>(std::min<std::size_t>(o.http2.max_control_frames, UINT32_MAX));
     return s;
@@ -424,6 +622,10 @@ void Http2Connection::adopt_upgrade(std::unique_ptr<Request> req) {
 void Http2Connection::drain() {
     if (t_.closed() || draining_) return;
     draining_ = true;
+    // WebSocket sessions close with 1001; their streams end with their closing handshakes.
+    for (H2Stream* s = streams_; s; s = s->next) {
+        if (s->ws && s->ws->session()) s->ws->session()->drain();
+    }
     session_.shutdown();
     flush();
 }
@@ -433,7 +635,10 @@ void Http2Connection::force_close() {
     // (destroying the driving coroutine destroys every frame it awaits).
     for (H2Stream* s = streams_; s;) {
         H2Stream* nx = s->next;
-        if (s->busy && s->work) {
+        if (s->ws) {
+            // Its coroutine is destroyed and its link reset; the stream goes with the session.
+            if (WsConnection* w = s->ws->session()) w->force_close();
+        } else if (s->busy && s->work) {
             std::coroutine_handle<> w = std::exchange(s->work, {});
             s->busy = false;
             w.destroy();
@@ -587,6 +792,10 @@ void Http2Connection::on_headers(h2::Stream& st, const h2::HeadersEnd& end) {
         s->req->set_body_stream(&s->body_reader);
         s->queued = true;
         ready_.push_back(s);
+    } else if (s->protocol.len != 0) [[unlikely]] {
+        // An extended CONNECT (RFC 8441): answered before its stream carries anything.
+        s->queued = true;
+        ready_.push_back(s);
     }
 }
 
@@ -620,6 +829,10 @@ void Http2Connection::on_data(h2::Stream& st, std::string_view data, bool end_st
 // DATA for a streaming route: kept for the handler's next read(), its bytes still counted in
 // the client's window until then.
 void Http2Connection::streamed_data(H2Stream& s, std::string_view data, bool end_stream) {
+    if (s.ws) {
+        s.ws->received(*this, data, end_stream);
+        return;
+    }
     if (s.responding) {
         session_.consume(*s.st, data.size());  // answered already: dropped
         return;
@@ -663,7 +876,10 @@ void Http2Connection::on_close(h2::Stream& st, h2::ErrorCode, bool) {
     if (!s) return;
     s->st = nullptr;
     s->body_pending = false;
-    if (s->streaming) wake_reader(*s);  // read() reports the end
+    if (s->ws)
+        s->ws->stream_closed();  // the session ends (1006 unless its closing handshake is done)
+    else if (s->streaming)
+        wake_reader(*s);  // read() reports the end
     // A handler still owns it, run_ready() will meet it, or the sending list holds it: freed
     // there.
     if (!s->busy && !s->queued && !s->sending && !s->dispatching) free_stream(s);
@@ -676,6 +892,7 @@ void Http2Connection::on_writable(h2::Stream& st) {
 // Dispatches every stream whose request ended during the last read, unless the client reset it
 // in the meantime (rapid reset costs the server no handler work).
 void Http2Connection::run_ready() {
+    in_run_ = true;
     for (std::size_t i = 0; i < ready_.size() && !t_.closed(); ++i) {
         H2Stream* s = ready_[i];
         s->queued = false;
@@ -686,6 +903,7 @@ void Http2Connection::run_ready() {
         dispatch(*s);
     }
     ready_.clear();
+    in_run_ = false;
 }
 
 bool Http2Connection::build_request(H2Stream& s) {
@@ -722,8 +940,13 @@ bool Http2Connection::build_request(H2Stream& s) {
     req.set_host(authority.empty() ? host : authority);
     req.set_body(s.body);
     if (m == Method::CONNECT) {
-        reject_stream(s, Status::NotImplemented);
-        return false;
+        // A tunnel (8.5) is not served; an extended CONNECT (RFC 8441) is routed by its
+        // :path, to the WebSocket routes (App::ws).
+        if (s.protocol.len == 0) {
+            reject_stream(s, Status::NotImplemented);
+            return false;
+        }
+        req.set_protocol(s.at(s.protocol));
     }
     target_parser_.reset();
     if (target_parser_.parse_target_only(path, req) != ParseResult::complete) {
@@ -788,8 +1011,13 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     if (!s.open()) return;
     // (A 101 has no place in HTTP/2, RFC 9113 8.6: an upgrade is never run here.)
     PreparedResponse p;
-    if (r.has_extra()) [[unlikely]]
+    if (r.has_extra()) [[unlikely]] {
         prepare_extra(s.req.get(), r, worker_.options(), p);
+        if (p.upgrade) {
+            start_websocket(s, r);
+            return;
+        }
+    }
     const bool head = s.req && s.req->method() == Method::HEAD;
     const bool streamed = p.streamed;
     const FileBody* file = p.file;
@@ -808,26 +1036,7 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     hpack::Encoder& enc = session_.encoder();
     enc.begin_block(block);
     enc.add_status(status, block);
-    enc.add_known(hpack::Known::server, "vela", block);
-    enc.add_known(hpack::Known::date, t_.loop().http_date(), block);
-    if (!r.builtin_content_type().empty()) {
-        enc.add_known(hpack::Known::content_type, r.builtin_content_type(), block);
-    }
-    if (r.header_count()) {
-        char lowered[64];
-        thread_local std::string long_name;
-        r.for_each_header([&](std::string_view n, std::string_view v) {
-            char* to = lowered;
-            if (n.size() > sizeof lowered) [[unlikely]] {
-                long_name.resize(n.size());
-                to = long_name.data();
-            }
-            for (std::size_t i = 0; i < n.size(); ++i) to[i] = ascii::lower(n[i]);
-            const std::string_view name(to, n.size());
-            if (connection_specific(name)) return;
-            enc.add({name, v}, block);
-        });
-    }
+    encode_fields(r, block);
     if (has_body && !streamed) {
         enc.add_unindexed(
             28,  // content-length, static entry 28
@@ -864,6 +1073,95 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     if (body) want_send(s);
 }
 
+// The fields every response carries (server, date, content-type) and the Response's own,
+// names in lower case (RFC 9113 8.2.1), HTTP/1.1 connection-specific fields dropped (8.2.2).
+void Http2Connection::encode_fields(Response& r, std::string& block) {
+    hpack::Encoder& enc = session_.encoder();
+    enc.add_known(hpack::Known::server, "vela", block);
+    enc.add_known(hpack::Known::date, t_.loop().http_date(), block);
+    if (!r.builtin_content_type().empty()) {
+        enc.add_known(hpack::Known::content_type, r.builtin_content_type(), block);
+    }
+    if (r.header_count()) {
+        char lowered[64];
+        thread_local std::string long_name;
+        r.for_each_header([&](std::string_view n, std::string_view v) {
+            char* to = lowered;
+            if (n.size() > sizeof lowered) [[unlikely]] {
+                long_name.resize(n.size());
+                to = long_name.data();
+            }
+            for (std::size_t i = 0; i < n.size(); ++i) to[i] = ascii::lower(n[i]);
+            const std::string_view name(to, n.size());
+            if (connection_specific(name)) return;
+            enc.add({name, v}, block);
+        });
+    }
+}
+
+// The 200 from ws_accept() to an extended CONNECT (RFC 8441 5): HEADERS without END_STREAM,
+// then the stream is the link of a WebSocket session (its request and the stream's storage
+// stay with it). DATA that came before the answer is the session's first input.
+void Http2Connection::start_websocket(H2Stream& s, Response& r) {
+    auto up = std::dynamic_pointer_cast<WsUpgrade>(r.take_upgrade());
+    if (!up || r.status() != Status::OK || !s.req || s.req->protocol() != "websocket") {
+        log::error(
+            "a protocol switch for {} that HTTP/2 cannot run: only ws_accept()'s answer "
+            "to an extended CONNECT",
+            s.req ? s.req->path() : std::string_view("?"));
+        reset_stream(s, h2::ErrorCode::internal_error);
+        return;
+    }
+    std::string& block = session_.begin_headers();
+    session_.encoder().begin_block(block);
+    session_.encoder().add_status(200, block);
+    encode_fields(r, block);
+    s.dispatching = true;  // (the stream may close inside end_headers: kept until below)
+    session_.end_headers(*s.st, false);
+    s.dispatching = false;
+    if (!s.open()) {
+        if (!s.busy && !s.queued && !s.sending) free_stream(&s);
+        return;
+    }
+    auto link = std::make_unique<H2WsLink>(s, t_.loop());
+    H2WsLink* l = link.get();
+    if (!s.body.empty()) {
+        l->input().append(s.body);
+        std::string().swap(s.body);
+    }
+    s.ws = l;
+    s.streaming = true;
+    s.busy = true;
+    auto* ws = new WsConnection(worker_, std::move(link), std::move(s.req), std::move(up));
+    l->attach(ws);
+    ws->adopt_info(info);
+    ws->start();
+    if (s.request_done && s.ws == l) l->peer_ended();
+}
+
+// The session queued frames (or its end) on `s`: pulled by the next flush.
+void Http2Connection::ws_output(H2Stream& s) {
+    if (t_.closed() || !s.open()) return;
+    s.body_pending = true;
+    want_send(s);
+    if (!in_feed_ && !in_flush_ && !in_run_) flush();
+}
+
+// A session's link was destroyed: its stream is done with (it ended or was reset already;
+// reset now if not, unless the rest of its frames is still being sent).
+void Http2Connection::ws_ended(H2Stream& s) noexcept {
+    if (s.open()) {
+        if (!s.body_pending) reset_stream(s, h2::ErrorCode::cancel);  // on_close frees it
+    } else if (!s.queued && !s.sending && !s.dispatching) {
+        free_stream(&s);
+    }
+    if (t_.closed()) {
+        release_if_done();
+    } else if (!in_feed_ && !in_flush_ && !in_run_) {
+        flush();
+    }
+}
+
 void Http2Connection::reject_stream(H2Stream& s, Status st) {
     Response r = server_error_response(worker_.options(), st, nullptr);
     respond(s, r);
@@ -891,6 +1189,11 @@ void Http2Connection::send_body(H2Stream& s) {
         return;
     }
     s.stalled_since = 0;
+    if (s.ws && s.ws->pulls()) [[unlikely]] {
+        s.ws->pull(session_, st);
+        s.body_pending = s.ws->has_output();
+        return;
+    }
     if (s.file) [[unlikely]] {
         thread_local std::string chunk;
         const std::size_t want = std::min<std::size_t>(room, 64 * 1024);
@@ -990,6 +1293,11 @@ void Http2Connection::produce(std::size_t high) {
 // while a client leaves more than that unread.
 void Http2Connection::flush() {
     if (t_.closed() || lingering_) return;
+    in_flush_ = true;
+    struct Done {
+        bool& flag;
+        ~Done() { flag = false; }
+    } done_flushing{in_flush_};
     const std::size_t high = worker_.options().output_high_water;
     for (;;) {
         produce(high);
@@ -1077,6 +1385,7 @@ void Http2Connection::close() {
         H2Stream* nx = s->next;
         s->st = nullptr;
         s->sending = false;
+        if (s->ws) s->ws->stream_closed();
         if (!s->busy) free_stream(s);
         s = nx;
     }

@@ -13,6 +13,10 @@
 //                    its body goes out as DATA under flow control (send_body)
 //   flush         -> bodies are pulled up to the output high-water mark and written in one go
 //
+// An extended CONNECT (RFC 8441) to a WebSocket route is dispatched at its HEADERS; the 200
+// from ws_accept() makes the stream a WebSocket session's link (H2WsLink): DATA both ways
+// under flow control, END_STREAM for the orderly end, RST_STREAM CANCEL for an abnormal one.
+//
 // Handlers cannot tell it from HTTP/1.1: req.version() is 20, keep_alive() is true, fields are
 // views into the stream's own storage (valid until its response is produced).
 //
@@ -51,6 +55,7 @@ inline bool is_h2_preface_start(std::string_view bytes) noexcept {
 }
 
 struct H2Stream;
+class H2WsLink;
 
 class Http2Connection final : public Connection, private h2::SessionHandler {
   public:
@@ -81,6 +86,8 @@ class Http2Connection final : public Connection, private h2::SessionHandler {
     void release_body(H2Stream& s, std::size_t n);
 
   private:
+    friend class H2WsLink;
+
     // IoSink / tls::StreamOwner
     Buffer& read_buffer() override;
     bool on_read(ssize_t n) override;
@@ -104,6 +111,10 @@ class Http2Connection final : public Connection, private h2::SessionHandler {
     void dispatch(H2Stream& s);
     bool build_request(H2Stream& s);
     void respond(H2Stream& s, Response& r);
+    void encode_fields(Response& r, std::string& block);
+    void start_websocket(H2Stream& s, Response& r);
+    void ws_output(H2Stream& s);
+    void ws_ended(H2Stream& s) noexcept;
     void reject_stream(H2Stream& s, Status st);
     void reset_stream(H2Stream& s, h2::ErrorCode code);
     void send_body(H2Stream& s);
@@ -135,6 +146,8 @@ class Http2Connection final : public Connection, private h2::SessionHandler {
     bool draining_ = false;
     bool in_feed_ = false;
     bool in_wake_ = false;
+    bool in_run_ = false;     // run_ready() is dispatching
+    bool in_flush_ = false;   // flush() is producing and writing
     bool paused_ = false;     // reading stopped: output above the high-water mark
     bool lingering_ = false;  // GOAWAY sent: discarding input until the client closes
 };

@@ -23,8 +23,9 @@ struct PreparedResponse {
     bool head = false;
     /// The body comes from a BodySource.
     bool streamed = false;
-    /// A 101 carrying a protocol switch (ws_accept()): the driver takes it with
-    /// Response::take_upgrade() (only HTTP/1.1 runs one; RFC 9113 8.6 has no 101).
+    /// A protocol switch (ws_accept()): a 101 on HTTP/1.1, a 200 to an extended CONNECT on
+    /// HTTP/2 (RFC 8441; RFC 9113 8.6 has no 101). The driver takes it with
+    /// Response::take_upgrade().
     bool upgrade = false;
 };
 
@@ -33,7 +34,8 @@ struct PreparedResponse {
 /// streamed body. The drivers test has_extra() first, so a plain response costs that test.
 inline void prepare_extra(const Request* req, Response& r, const ServerOptions& options,
                           PreparedResponse& p) {
-    p.upgrade = r.status() == Status::SwitchingProtocols && r.has_upgrade();
+    p.upgrade =
+        r.has_upgrade() && (r.status() == Status::SwitchingProtocols || r.status() == Status::OK);
     if (r.file_body() && req) {
         apply_file_semantics(*req, r, options.limits.max_ranges);
         rewrite_file_error(options, *req, r);  // a 412 or 416 in the App's error format

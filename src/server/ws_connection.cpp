@@ -40,22 +40,91 @@ bool uses_shared_deflater(const ws::DeflateParams& p, const ws::DeflateOptions& 
            p.server_max_window_bits == std::clamp(o.server_max_window_bits, 9, 15);
 }
 
+// An upgraded HTTP/1.1 connection's socket (and TLS transform) under a session.
+class SocketLink final : public WsLink {
+  public:
+    SocketLink(ServerWorker& worker, net::Transport&& t) noexcept
+        : worker_(worker), t(std::move(t)) {}
+    Loop& loop() const noexcept override { return t.loop(); }
+    bool closed() const noexcept override { return t.closed(); }
+    Buffer& in() noexcept override { return t.in; }
+    Buffer& input() override { return t.input(); }
+    void keep_input() noexcept override { t.keep_input(); }
+    Buffer& out() noexcept override { return t.out; }
+    Buffer& output() override { return t.output(); }
+    void release_output_if_empty() noexcept override { t.release_output_if_empty(); }
+    bool write() override {
+        while (!t.out.empty()) {
+            iovec v{t.out.data(), t.out.size()};
+            const ssize_t n = t.send(&v, 1);
+            if (n < 0) return false;
+            if (n == 0) break;  // the socket is full: on_write_ready follows
+            t.out.consume(static_cast<std::size_t>(n));
+        }
+        return true;
+    }
+    void start() override { t.add(); }
+    void read() override { t.read(); }
+    bool reading() const noexcept override { return t.reading(); }
+    void stop_reading() override { t.stop_reading(); }
+    void read_later() override {
+        t.read_later([ws = ws_] { return ws->wants_input(); });
+    }
+    void shutdown_write() override { t.shutdown_write(); }
+    void close(bool) noexcept override { t.close(); }
+    TimerWheel::Entry& timer() noexcept override { return t.timer; }
+    void done(WsConnection* ws) noexcept override { worker_.connection_closed(ws); }
+
+    /// The session, the socket's driver.
+    void attach(WsConnection* ws, void (*fire)(TimerWheel::Entry*)) noexcept {
+        ws_ = ws;
+        t.attach(*ws, ws, fire);
+    }
+
+  private:
+    ServerWorker& worker_;
+    WsConnection* ws_ = nullptr;
+
+  public:
+    net::Transport t;  // socket, TLS transform, timer entry, buffers
+};
+
 }  // namespace
 
 WsConnection::WsConnection(ServerWorker& worker, net::Transport&& t, std::unique_ptr<Request> req,
                            std::string_view head, std::shared_ptr<WsUpgrade> up)
+    : WsConnection(worker, std::make_unique<SocketLink>(worker, std::move(t)), std::move(req),
+                   std::move(up), head) {
+    // The socket's completions come here (the HTTP/1.1 driver let go of it).
+    static_cast<SocketLink&>(*link_).attach(this, &WsConnection::timer_fired);
+}
+
+WsConnection::WsConnection(ServerWorker& worker, std::unique_ptr<WsLink> link,
+                           std::unique_ptr<Request> req, std::shared_ptr<WsUpgrade> up,
+                           std::string_view head)
     : worker_(worker),
-      t_(std::move(t)),
-      head_(std::make_unique_for_overwrite<char[]>(head.size())),
+      link_(std::move(link)),
+      in_(&link_->in()),
+      out_(&link_->out()),
       req_(std::move(req)),
       endpoint_(up->endpoint),
       opt_(endpoint_->options),
       reader_opt_{opt_.max_frame, opt_.max_message, true},
       reader_(reader_opt_) {
-    if (!head.empty()) std::memcpy(head_.get(), head.data(), head.size());
-    req_->rebase(head.data(), head.size(), head_.get());
     protocol = ConnectionProtocol::websocket;
-    t_.attach(*this, this, &WsConnection::timer_fired);
+    link_->timer().owner = this;
+    link_->timer().fire = &WsConnection::timer_fired;
+    init(head, up);
+}
+
+// `head`: the request's bytes, copied so that its views outlive the HTTP/1.1 connection's
+// buffer (an HTTP/2 stream keeps its request's storage itself).
+void WsConnection::init(std::string_view head, std::shared_ptr<WsUpgrade>& up) {
+    if (!head.empty()) {
+        head_ = std::make_unique_for_overwrite<char[]>(head.size());
+        std::memcpy(head_.get(), head.data(), head.size());
+        req_->rebase(head.data(), head.size(), head_.get());
+    }
     if (up->deflate) {
         inflater_ = std::make_unique<ws::Inflater>(*up->deflate);
         reader_.set_inflater(inflater_.get());
@@ -72,25 +141,25 @@ WsConnection::WsConnection(ServerWorker& worker, net::Transport&& t, std::unique
 const std::shared_ptr<WsShared>& WsConnection::shared() const {
     if (!shared_) {
         auto s = std::make_shared<WsShared>();
-        s->loop = t_.loop().ref();
+        s->loop = link_->loop().ref();
         s->max = opt_.send_queue_max;
         s->policy = opt_.slow_client;
-        s->open.store(!ended_ && !close_sent_ && !t_.closed(), std::memory_order_relaxed);
-        s->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
-        if (!t_.closed()) s->conn = const_cast<WsConnection*>(this);
+        s->open.store(!ended_ && !close_sent_ && !link_->closed(), std::memory_order_relaxed);
+        s->out_bytes.store(out_->size(), std::memory_order_relaxed);
+        if (!link_->closed()) s->conn = const_cast<WsConnection*>(this);
         shared_ = std::move(s);
     }
     return shared_;
 }
 
 WsConnection::~WsConnection() {
-    // (the transport closes its socket, if still open, and returns the buffers)
+    // (the link closes its socket or stream, if still open, and returns the buffers)
     if (req_) worker_.release_request(std::move(req_));
 }
 
 void WsConnection::start() {
-    t_.add();
-    last_rx_ms_ = t_.loop().now_ms();
+    link_->start();
+    last_rx_ms_ = link_->loop().now_ms();
     arm_timer();
     handler_running_ = true;
     Task<void> task;
@@ -110,21 +179,21 @@ void WsConnection::start() {
                                       [this](std::exception_ptr e) { handler_done(e); });
         if (handler_running_) handler_ = d.handle;
     }
-    if (!t_.closed()) {
+    if (!link_->closed()) {
         parse();  // frames the client sent right behind its handshake
         flush();
-        if (!t_.closed() && !held_ && !t_.reading()) t_.read();
+        if (!link_->closed() && !held_ && !link_->reading()) link_->read();
     }
 }
 
 // ---- reading --------------------------------------------------------------------------------
 
 Buffer& WsConnection::read_buffer() {
-    t_.input();
+    link_->input();
     // A client that filled the buffer last time gets bigger reads (fewer system calls) while
     // it keeps sending that fast; the buffer goes back to its pooled size once drained.
-    if (big_reads_ && t_.in.writable() < kBigRead / 2) t_.in.ensure_writable(kBigRead);
-    return t_.in;
+    if (big_reads_ && in_->writable() < kBigRead / 2) in_->ensure_writable(kBigRead);
+    return *in_;
 }
 
 bool WsConnection::on_read(ssize_t n) {
@@ -134,35 +203,35 @@ bool WsConnection::on_read(ssize_t n) {
         close_socket();
         return false;
     }
-    last_rx_ms_ = t_.loop().now_ms();
+    last_rx_ms_ = link_->loop().now_ms();
     ping_sent_ms_ = 0;
-    big_reads_ = t_.in.writable() == 0;
+    big_reads_ = in_->writable() == 0;
     if (discard_input_) {
-        t_.in.clear();  // after the close handshake or an error nothing more is parsed
+        in_->clear();  // after the close handshake or an error nothing more is parsed
         return true;
     }
     parse();
     flush();
-    return !t_.closed() && t_.reading();
+    return !link_->closed() && link_->reading();
 }
 
 // Turns buffered bytes into events until a message is held for receive() (then the rest
 // waits: the handler sets the pace) or the bytes run out. A message is not copied: its view
-// points into t_.in (or the reader's assembly buffer), whose bytes stay until the next
-// receive(); meanwhile nothing is read into t_.in.
+// points into link_->in (or the reader's assembly buffer), whose bytes stay until the next
+// receive(); meanwhile nothing is read into in_->
 void WsConnection::parse() {
-    if (parsing_ || t_.closed()) return;
+    if (parsing_ || link_->closed()) return;
     parsing_ = true;
-    while (!held_ && !discard_input_ && !t_.in.empty()) {
+    while (!held_ && !discard_input_ && !in_->empty()) {
         std::size_t consumed = 0;
-        const ws::Event e = reader_.next(t_.in.data(), t_.in.size(), consumed);
+        const ws::Event e = reader_.next(in_->data(), in_->size(), consumed);
         if (e.kind == ws::Event::Kind::need_more) {
-            t_.in.consume(consumed);
+            in_->consume(consumed);
             break;
         }
         if (e.kind == ws::Event::Kind::message) {
             if (ended_) {  // we closed: what the client sent meanwhile is dropped
-                t_.in.consume(consumed);
+                in_->consume(consumed);
                 continue;
             }
             held_ = has_next_ = true;
@@ -172,25 +241,25 @@ void WsConnection::parse() {
             if (reader_waiting_) {
                 std::coroutine_handle<> h = std::exchange(reader_waiting_, {});
                 h.resume();  // may send, close or receive again (which releases the message)
-                if (t_.closed()) break;
+                if (link_->closed()) break;
             }
             continue;
         }
         on_event(e);
-        t_.in.consume(consumed);
+        in_->consume(consumed);
         if (e.kind == ws::Event::Kind::error) break;
     }
     parsing_ = false;
-    if (t_.closed()) return;
+    if (link_->closed()) return;
     if (held_) {
-        // The held message's bytes must not move: no reads into t_.in until it is released
+        // The held message's bytes must not move: no reads into link_->in until it is released
         // (also when reading had not started yet: start() parses before it reads).
         read_stopped_ = true;
-        if (t_.reading()) t_.stop_reading();
+        if (link_->reading()) link_->stop_reading();
         return;
     }
-    if (t_.in.empty()) reader_.shrink();
-    t_.keep_input();  // waiting for the next message: no buffer, or only a partial frame
+    if (in_->empty()) reader_.shrink();
+    link_->keep_input();  // waiting for the next message: no buffer, or only a partial frame
 }
 
 // A receive() begins: the message it returned last goes, and the next is looked for.
@@ -198,16 +267,16 @@ bool WsConnection::ready_message() {
     if (held_ && !has_next_) {
         held_ = false;
         held_view_ = {};
-        t_.in.consume(held_consumed_);
+        in_->consume(held_consumed_);
         held_consumed_ = 0;
         parse();  // (a no-op when called from inside parse(): its loop goes on)
         if (!parsing_) schedule_flush();
     }
-    if (read_stopped_ && !held_ && !t_.closed()) {
+    if (read_stopped_ && !held_ && !link_->closed()) {
         read_stopped_ = false;
         // From the loop: read_into reads at once and would resume this receive() inside
         // itself.
-        t_.read_later([this] { return !held_ && !discard_input_; });
+        link_->read_later();
     }
     return has_next_ || ended_;
 }
@@ -255,7 +324,7 @@ void WsConnection::deliver_close(std::uint16_t code, std::string_view reason) {
     // (a broadcast's fan-out, a send's policy, a timer).
     if ((reader_waiting_ || waiters_) && !wake_queued_) {
         wake_queued_ = true;
-        t_.loop().defer([this] {
+        link_->loop().defer([this] {
             wake_queued_ = false;
             wake_senders();
             if (reader_waiting_ && !has_next_) std::exchange(reader_waiting_, {}).resume();
@@ -270,7 +339,7 @@ void WsConnection::fail(std::uint16_t code, const char* what) {
         append_control(Opcode::close, ws::close_payload(code, what));
         close_sent_ = true;
         close_deadline_ms_ =
-            t_.loop().now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
+            link_->loop().now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
         arm_timer();
     }
     shut_after_flush_ = true;
@@ -292,33 +361,33 @@ WsMessage WsConnection::take_message() noexcept {
 // ---- writing --------------------------------------------------------------------------------
 
 void WsConnection::append_control(Opcode op, std::string_view payload) {
-    if (t_.closed()) return;
-    t_.output();
+    if (link_->closed()) return;
+    link_->output();
     char h[ws::kMaxHeader];
     const std::size_t n = ws::write_header(h, op, payload.size());
-    t_.out.append(h, n);
-    t_.out.append(payload.data(), payload.size());
+    out_->append(h, n);
+    out_->append(payload.data(), payload.size());
     schedule_flush();
 }
 
 // Encodes one message into the output (compressed when agreed and worth it).
 void WsConnection::queue_message(std::string_view data, WsType type) {
-    t_.output();
+    link_->output();
     char h[ws::kMaxHeader];
     if (inflater_ && data.size() >= opt_.deflate.min_size) {
         thread_local std::string scratch_;  // NOLINT: the compressed payload, copied out at once
         scratch_.clear();
         (deflater_ ? *deflater_ : shared_deflater(opt_.deflate)).compress(data, scratch_);
         const std::size_t n = ws::write_header(h, opcode_of(type), scratch_.size(), true, true);
-        t_.out.append(h, n);
-        t_.out.append(scratch_.data(), scratch_.size());
+        out_->append(h, n);
+        out_->append(scratch_.data(), scratch_.size());
         if (scratch_.capacity() > 64 * 1024) std::string().swap(scratch_);
     } else {
         const std::size_t n = ws::write_header(h, opcode_of(type), data.size());
-        t_.out.append(h, n);
-        t_.out.append(data.data(), data.size());
+        out_->append(h, n);
+        out_->append(data.data(), data.size());
     }
-    if (shared_) shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
+    if (shared_) shared_->out_bytes.store(out_->size(), std::memory_order_relaxed);
     schedule_flush();
 }
 
@@ -326,21 +395,21 @@ void WsConnection::queue_message(std::string_view data, WsType type) {
 // the endpoint's policy (wait counts as drop: a broadcast cannot wait for one member).
 void WsConnection::queue_frame(std::string_view frame, bool policy_check) {
     if (!is_open()) return;
-    if (policy_check && t_.out.size() + frame.size() > opt_.send_queue_max) {
+    if (policy_check && out_->size() + frame.size() > opt_.send_queue_max) {
         if (opt_.slow_client == SlowClient::close)
             start_close(cc::policy_violation, "client too slow");
         return;
     }
-    t_.output();
-    t_.out.append(frame.data(), frame.size());
-    if (shared_) shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
+    link_->output();
+    out_->append(frame.data(), frame.size());
+    if (shared_) shared_->out_bytes.store(out_->size(), std::memory_order_relaxed);
     schedule_flush();
 }
 
 // 1 queued, 0 wait for space (SlowClient::wait), -1 refused (closing, dropped, closed).
 int WsConnection::try_send(std::string_view data, WsType type) {
     if (!is_open() || type == WsType::close) return -1;
-    if (t_.out.size() + data.size() > opt_.send_queue_max && !t_.out.empty()) {
+    if (out_->size() + data.size() > opt_.send_queue_max && !out_->empty()) {
         switch (opt_.slow_client) {
             case SlowClient::wait:
                 return 0;
@@ -384,51 +453,45 @@ void WsConnection::queue_ping(std::string_view payload) {
 }
 
 void WsConnection::start_close(std::uint16_t code, std::string_view reason) {
-    if (close_sent_ || t_.closed()) return;
+    if (close_sent_ || link_->closed()) return;
     if (!ws::close_code_valid(code) || code == cc::no_status) code = cc::normal;
     append_control(Opcode::close, ws::close_payload(code, reason));
     close_sent_ = true;
     if (shared_) shared_->open.store(false, std::memory_order_relaxed);
     close_deadline_ms_ =
-        t_.loop().now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
+        link_->loop().now_ms() + static_cast<std::uint64_t>(opt_.close_timeout.count());
     arm_timer();
     if (close_received_) shut_after_flush_ = true;
     deliver_close(code, reason);
 }
 
 void WsConnection::schedule_flush() noexcept {
-    if (flush_queued_ || t_.closed()) return;
+    if (flush_queued_ || link_->closed()) return;
     flush_queued_ = true;
-    t_.loop().defer([this] {
+    link_->loop().defer([this] {
         flush_queued_ = false;
         flush();
     });
 }
 
 void WsConnection::flush() {
-    if (t_.closed()) return;
-    while (!t_.out.empty()) {
-        iovec v{t_.out.data(), t_.out.size()};
-        const ssize_t n = t_.send(&v, 1);
-        if (n < 0) {
-            if (!ended_) deliver_close(cc::abnormal, {});
-            close_socket();
-            return;
-        }
-        if (n == 0) break;
-        t_.out.consume(static_cast<std::size_t>(n));
+    if (link_->closed()) return;
+    if (!link_->write()) {
+        if (!ended_) deliver_close(cc::abnormal, {});
+        close_socket();
+        return;
     }
-    if (shared_) shared_->out_bytes.store(t_.out.size(), std::memory_order_relaxed);
-    t_.release_output_if_empty();
-    if (waiters_ && t_.out.size() < opt_.send_queue_max / 2) wake_senders();
-    if (t_.out.empty() && shut_after_flush_) {
+    if (shared_) shared_->out_bytes.store(out_->size(), std::memory_order_relaxed);
+    link_->release_output_if_empty();
+    if (waiters_ && out_->size() < opt_.send_queue_max / 2) wake_senders();
+    if (out_->empty() && shut_after_flush_) {
         if (close_received_) {
             close_socket();  // both close frames went: the TCP close is the server's
             return;
         }
         // Our close (or an error) went out first: wait for the client's, at most close_timeout.
         shut_after_flush_ = false;
-        t_.shutdown_write();
+        link_->shutdown_write();
     }
 }
 
@@ -444,7 +507,7 @@ void WsConnection::handler_done(std::exception_ptr e) {
     if (held_) {
         held_ = has_next_ = false;
         held_view_ = {};
-        t_.in.consume(held_consumed_);
+        in_->consume(held_consumed_);
         held_consumed_ = 0;
     }
     if (e) {
@@ -459,20 +522,21 @@ void WsConnection::handler_done(std::exception_ptr e) {
     } else {
         start_close(cc::normal, "");
     }
-    if (!t_.closed()) {
+    if (!link_->closed()) {
         parse();
         if (read_stopped_ && !held_) {
             read_stopped_ = false;
-            t_.read_later([this] { return !held_; });
+            link_->read_later();
         }
     }
     // A coroutine ending inside an I/O callback must not free this object under the caller.
-    t_.loop().defer([this] { release_if_done(); });
+    link_->loop().defer([this] { release_if_done(); });
 }
 
 void WsConnection::close_socket() {
-    if (t_.closed()) return;
-    t_.close();
+    if (link_->closed()) return;
+    // Both closing frames went (or the client ended first): a normal end of the link.
+    link_->close(close_received_ && close_sent_);
     if (!ended_) deliver_close(cc::abnormal, {});
     if (shared_) {
         shared_->open.store(false, std::memory_order_relaxed);
@@ -482,20 +546,20 @@ void WsConnection::close_socket() {
     rooms_.clear();
     wake_senders();
     // A message the handler still holds is a view into the input: the destructor returns it.
-    if (t_.in.capacity() && !held_) t_.loop().buffers().release(t_.in);
-    if (t_.out.capacity()) t_.loop().buffers().release(t_.out);
+    if (in_->capacity() && !held_) link_->loop().buffers().release(*in_);
+    if (out_->capacity()) link_->loop().buffers().release(*out_);
     release_if_done();
 }
 
 void WsConnection::release_if_done() noexcept {
-    if (t_.closed() && !handler_running_ && !released_) {
+    if (link_->closed() && !handler_running_ && !released_) {
         released_ = true;
-        worker_.connection_closed(this);
+        link_->done(this);
     }
 }
 
 void WsConnection::drain() {
-    if (t_.closed()) return;
+    if (link_->closed()) return;
     start_close(cc::going_away, "server shutting down");
     flush();
 }
@@ -538,8 +602,8 @@ void WsConnection::drain_shared() {
 // ---- timers ---------------------------------------------------------------------------------
 
 void WsConnection::arm_timer() {
-    if (t_.closed()) return;
-    const std::uint64_t now = t_.loop().now_ms();
+    if (link_->closed()) return;
+    const std::uint64_t now = link_->loop().now_ms();
     std::uint64_t at = UINT64_MAX;
     if (close_deadline_ms_) at = close_deadline_ms_;
     if (!close_sent_) {
@@ -549,8 +613,8 @@ void WsConnection::arm_timer() {
             at = std::min<std::uint64_t>(at, last_rx_ms_ + opt_.ping_interval.count());
     }
     if (at == UINT64_MAX) return;
-    t_.loop().wheel().cancel(t_.timer);
-    t_.loop().wheel().schedule(t_.timer, now, at > now ? at - now : 0);
+    link_->loop().wheel().cancel(link_->timer());
+    link_->loop().wheel().schedule(link_->timer(), now, at > now ? at - now : 0);
 }
 
 void WsConnection::timer_fired(TimerWheel::Entry* e) {
@@ -558,8 +622,8 @@ void WsConnection::timer_fired(TimerWheel::Entry* e) {
 }
 
 void WsConnection::on_timer() {
-    if (t_.closed()) return;
-    const std::uint64_t now = t_.loop().now_ms();
+    if (link_->closed()) return;
+    const std::uint64_t now = link_->loop().now_ms();
     if (close_deadline_ms_ && now >= close_deadline_ms_) {
         close_socket();  // the client never answered our close
         return;

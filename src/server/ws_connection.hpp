@@ -1,17 +1,20 @@
 #pragma once
 // The WebSocket connection driver: what an HTTP/1.1 connection becomes after a 101 from
-// ws_accept(). It reads like the protocol:
+// ws_accept(), and what an HTTP/2 stream becomes after a 200 to an extended CONNECT (RFC
+// 8441). It reads like the protocol:
 //
 //   on_read      -> parse(): frames to events (FrameReader); pings answered, a message held
 //                   for receive() (parsing pauses while one is held: back-pressure reaches
-//                   the client through TCP), the close handshake run
+//                   the client through TCP, or through the stream's flow-control window)
 //   send()       -> encode (and compress) into the output buffer at once; one write per loop
-//   iteration
-//                   (flush deferred) carries every frame queued meanwhile
+//                   iteration (flush deferred) carries every frame queued meanwhile
 //   timer        -> ping after ping_interval of silence, drop after pong_timeout, close after
 //                   close_timeout
 //
-// The route's coroutine runs detached; the object lives until both the socket is closed and
+// The bytes move through a WsLink: the socket (SocketLink, below in the .cpp) or an HTTP/2
+// stream (Http2Connection's). The session does not know which.
+//
+// The route's coroutine runs detached; the object lives until both the link is closed and
 // the coroutine has returned (a shutdown past its deadline destroys the coroutine).
 
 #include <cstdint>
@@ -21,6 +24,7 @@
 
 #include "vela/base/buffer.hpp"
 #include "vela/net/transport.hpp"
+#include "vela/reactor/loop.hpp"
 #include "vela/reactor/timer_wheel.hpp"
 #include "vela/server/websocket.hpp"
 #include "vela/tls/stream.hpp"
@@ -49,6 +53,56 @@ struct WsShared {
     WsConnection* conn = nullptr;  // loop thread only; null once the session ended
 };
 
+class WsConnection;
+
+/// The bytes under a WebSocket session: the socket of an upgraded HTTP/1.1 connection, or a
+/// stream of an HTTP/2 connection (RFC 8441). The session parses in() and appends frames to
+/// out(); the link moves them, calls the session's on_read() when bytes came (n > 0) or the
+/// peer ended (n <= 0), and on_write_ready() when out() can move again.
+class WsLink {
+  public:
+    virtual ~WsLink() = default;
+    /// The loop the session runs on.
+    virtual Loop& loop() const noexcept = 0;
+    /// True once no byte moves any more (the session was told, or closed the link itself).
+    virtual bool closed() const noexcept = 0;
+    /// Received bytes not parsed yet (kept while a view into them is held).
+    virtual Buffer& in() noexcept = 0;
+    /// in(), made able to take a read (a pooled buffer).
+    virtual Buffer& input() = 0;
+    /// Between messages: an empty input buffer goes back to the pool.
+    virtual void keep_input() noexcept = 0;
+    /// Bytes to send.
+    virtual Buffer& out() noexcept = 0;
+    /// out(), borrowed from the pool when none is held.
+    virtual Buffer& output() = 0;
+    /// Gives an empty output buffer back to the pool.
+    virtual void release_output_if_empty() noexcept = 0;
+    /// Moves out() toward the peer as far as it can now; false when the link failed.
+    virtual bool write() = 0;
+    /// Registers the link (before the session starts).
+    virtual void start() = 0;
+    /// Takes bytes in now (a read at once: the session's on_read may run inside).
+    virtual void read() = 0;
+    /// True while bytes are taken in (not paused by stop_reading()).
+    virtual bool reading() const noexcept = 0;
+    /// Takes no more bytes in (a message is held): the peer is held back.
+    virtual void stop_reading() = 0;
+    /// Takes bytes in again, from the loop (not from the caller's frame).
+    virtual void read_later() = 0;
+    /// Ends our direction once out() is empty: TLS close_notify and a TCP half-close, or
+    /// END_STREAM. Reading goes on.
+    virtual void shutdown_write() = 0;
+    /// Ends the link: `clean` after a completed closing handshake (a TCP close, END_STREAM),
+    /// else an abnormal closure (a TCP close, RST_STREAM CANCEL: RFC 8441 5).
+    virtual void close(bool clean) noexcept = 0;
+    /// The timer entry of the session's timeouts.
+    virtual TimerWheel::Entry& timer() noexcept = 0;
+    /// The session is over (link closed, coroutine returned): frees it, after the current
+    /// I/O batch.
+    virtual void done(WsConnection* ws) noexcept = 0;
+};
+
 class WsConnection final : public Connection, public WebSocket {
   public:
     /// Takes over an upgraded HTTP/1.1 connection: its socket and TLS transform, the bytes
@@ -56,6 +110,10 @@ class WsConnection final : public Connection, public WebSocket {
     /// whose views are moved into a copy of `head` (the bytes they pointed into).
     WsConnection(ServerWorker& worker, net::Transport&& t, std::unique_ptr<Request> req,
                  std::string_view head, std::shared_ptr<WsUpgrade> up);
+    /// Runs over `link` (an HTTP/2 stream: the request's views stay valid as long as the link
+    /// does; `head` empty), or over a socket (`head`: the request's bytes, copied).
+    WsConnection(ServerWorker& worker, std::unique_ptr<WsLink> link, std::unique_ptr<Request> req,
+                 std::shared_ptr<WsUpgrade> up, std::string_view head = {});
     ~WsConnection() override;
     /// Takes the HTTP/1.1 connection's peer information (the request points at it).
     void adopt_info(const ConnectionInfo& i) noexcept {
@@ -63,7 +121,7 @@ class WsConnection final : public Connection, public WebSocket {
         if (req_) req_->set_connection(&info);
     }
 
-    /// Registers the socket, writes what is queued and starts the route's coroutine.
+    /// Registers the link, writes what is queued and starts the route's coroutine.
     void start();
     /// Graceful shutdown: close handshake with 1001.
     void drain() override;
@@ -83,8 +141,8 @@ class WsConnection final : public Connection, public WebSocket {
         return up_ ? std::string_view(up_->subprotocol) : std::string_view{};
     }
     bool deflating() const noexcept { return inflater_ != nullptr; }
-    std::size_t backlog() const noexcept { return t_.out.size(); }
-    Loop& loop() const noexcept { return t_.loop(); }
+    std::size_t backlog() const noexcept { return out_->size(); }
+    Loop& loop() const noexcept { return link_->loop(); }
     const std::shared_ptr<WsShared>& shared() const;
 
     // Hub and WsSender, on this loop.
@@ -96,14 +154,17 @@ class WsConnection final : public Connection, public WebSocket {
     void left(Hub::Room* r) noexcept;
     bool takes_deflated_broadcast() const noexcept;
 
-  private:
-    // IoSink
+    // The link's calls (IoSink for the socket).
     Buffer& read_buffer() override;
     bool on_read(ssize_t n) override;
     void on_read_none() override {
-        if (!held_) t_.keep_input();
+        if (!held_) link_->keep_input();
     }
     void on_write_ready() override;
+    /// True while the session takes more bytes (no message held).
+    bool wants_input() const noexcept { return !held_; }
+
+  private:
     // tls::StreamOwner (the handshake finished long before)
     bool on_handshake(std::string_view) override { return true; }
 
@@ -121,8 +182,12 @@ class WsConnection final : public Connection, public WebSocket {
     void on_timer();
     static void timer_fired(TimerWheel::Entry* e);
 
+    void init(std::string_view head, std::shared_ptr<WsUpgrade>& up);
+
     ServerWorker& worker_;
-    net::Transport t_;  // socket, TLS transform, timer entry, buffers
+    std::unique_ptr<WsLink> link_;  // the socket or the HTTP/2 stream
+    Buffer* in_;                    // link_->in()
+    Buffer* out_;                   // link_->out()
     // The route (for log lines): the request's path while it is kept, else the endpoint's.
     std::string_view route() const noexcept {
         return req_ ? req_->path() : std::string_view(endpoint_->path);

@@ -47,8 +47,14 @@ std::string ws_accept_key(std::string_view key) {
 
 Response ws_accept(const Request& req, std::shared_ptr<const WsEndpoint> ep) {
     const WsOptions& o = ep->options;
-    if (req.version() == 20)
-        return refuse(Status::BadRequest, "WebSocket needs HTTP/1.1 (RFC 8441 is not supported)");
+    // RFC 8441: over HTTP/2 the handshake is an extended CONNECT with :protocol websocket,
+    // answered 200; Upgrade, Connection, Sec-WebSocket-Key and -Accept are not used.
+    const bool h2 = req.version() == 20;
+    if (h2 && (req.method() != Method::CONNECT || req.protocol() != "websocket")) {
+        return refuse(Status::BadRequest,
+                      "WebSocket over HTTP/2 is an extended CONNECT with :protocol websocket "
+                      "(RFC 8441)");
+    }
     // RFC 6455 4.1: the handshake is HTTP/1.1 or later (HTTP/1.0 has no Upgrade).
     if (req.version() < 11) return refuse(Status::BadRequest, "WebSocket needs HTTP/1.1");
     bool upgrade = false, connection = false, version_ok = false, version_seen = false;
@@ -76,21 +82,21 @@ Response ws_accept(const Request& req, std::shared_ptr<const WsEndpoint> ep) {
             extensions += h.value;
         }
     }
-    if (!upgrade || !connection) {
+    if (!h2 && (!upgrade || !connection)) {
         Response r =
             refuse(Status::UpgradeRequired, "This is a WebSocket endpoint: upgrade to websocket");
         r.add_header("Upgrade", "websocket");
         r.add_header("Sec-WebSocket-Version", "13");
         return r;
     }
-    if (req.method() != Method::GET)
+    if (!h2 && req.method() != Method::GET)
         return refuse(Status::BadRequest, "WebSocket upgrade must be GET");
     if (!version_seen || !version_ok) {
         Response r = refuse(Status::UpgradeRequired, "Unsupported WebSocket version: use 13");
         r.add_header("Sec-WebSocket-Version", "13");
         return r;
     }
-    if (keys != 1 || !key_valid(key))
+    if (!h2 && (keys != 1 || !key_valid(key)))
         return refuse(Status::BadRequest, "Missing or malformed Sec-WebSocket-Key");
     // Only browsers need the check (they send Origin and cannot forge it); other clients
     // could send any value, so a request without one is not refused.
@@ -112,9 +118,11 @@ Response ws_accept(const Request& req, std::shared_ptr<const WsEndpoint> ep) {
     std::string ext_answer;
     if (!extensions.empty()) up->deflate = ws::negotiate_deflate(extensions, o.deflate, ext_answer);
 
-    Response r(Status::SwitchingProtocols);
-    r.add_header("Upgrade", "websocket");
-    r.add_header("Sec-WebSocket-Accept", ws_accept_key(key));
+    Response r(h2 ? Status::OK : Status::SwitchingProtocols);
+    if (!h2) {
+        r.add_header("Upgrade", "websocket");
+        r.add_header("Sec-WebSocket-Accept", ws_accept_key(key));
+    }
     if (!up->subprotocol.empty()) r.add_header("Sec-WebSocket-Protocol", up->subprotocol);
     if (up->deflate) r.add_header("Sec-WebSocket-Extensions", ext_answer);
     r.set_upgrade(std::move(up));

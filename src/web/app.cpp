@@ -195,32 +195,43 @@ void App::check_not_started(const char* what) const {
     if (frozen_) throw std::logic_error(std::string(what) + " must be added before the app starts");
 }
 
+namespace {
+// A WebSocket endpoint answers GET with an Upgrade (HTTP/1.1) and an extended CONNECT with
+// :protocol websocket (HTTP/2, RFC 8441); both are left out of the OpenAPI document.
+template <class Owner>
+void ws_routes(Owner& owner, std::string_view p, std::shared_ptr<const WsEndpoint> ep) {
+    owner.get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
+    owner.route(Method::CONNECT, p, [ep](const Request& req) { return ws_accept(req, ep); })
+        .hidden();
+}
+}  // namespace
+
 // WebSocket endpoints and static files are left out of the OpenAPI document (hidden).
 App& App::ws(std::string_view p, WsHandler handler, WsOptions options) {
     auto ep = std::make_shared<const WsEndpoint>(
         WsEndpoint{std::move(handler), {}, std::move(options), std::string(p)});
-    get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
+    ws_routes(*this, p, std::move(ep));
     return *this;
 }
 
 App& App::ws(std::string_view p, WsSessionHandler handler, WsOptions options) {
     auto ep = std::make_shared<const WsEndpoint>(
         WsEndpoint{{}, std::move(handler), std::move(options), std::string(p)});
-    get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
+    ws_routes(*this, p, std::move(ep));
     return *this;
 }
 
 Group& Group::ws(std::string_view p, WsHandler handler, WsOptions options) {
     auto ep = std::make_shared<const WsEndpoint>(
         WsEndpoint{std::move(handler), {}, std::move(options), full_pattern(p)});
-    get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
+    ws_routes(*this, p, std::move(ep));
     return *this;
 }
 
 Group& Group::ws(std::string_view p, WsSessionHandler handler, WsOptions options) {
     auto ep = std::make_shared<const WsEndpoint>(
         WsEndpoint{{}, std::move(handler), std::move(options), full_pattern(p)});
-    get(p, [ep](const Request& req) { return ws_accept(req, ep); }).hidden();
+    ws_routes(*this, p, std::move(ep));
     return *this;
 }
 

@@ -98,6 +98,10 @@ struct Stream {
     bool headers_done = false;  // the first (final) header block arrived
     bool blocked = false;       // send_data() stopped on a window: on_writable() when it opens
     bool head_request = false;  // client role: a HEAD request (its response has no body)
+    /// Server role: our END_STREAM half-closes a tunnel (RFC 8441 5, a WebSocket closing its
+    /// side first) and the peer's end is awaited; otherwise a response that ends before the
+    /// request resets it with NO_ERROR (RFC 9113 8.1).
+    bool await_peer_end = false;
     /// The peer may still send.
     bool remote_open() const noexcept { return state != StreamState::half_closed_remote; }
     /// We may still send.

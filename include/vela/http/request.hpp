@@ -93,6 +93,10 @@ class Request {
     /// Reads a per-request attribute, nullopt if never set.
     std::optional<std::string_view> attribute(std::string_view key) const noexcept;
 
+    /// The :protocol of an HTTP/2 extended CONNECT (RFC 8441), e.g. "websocket"; empty
+    /// otherwise.
+    std::string_view protocol() const noexcept { return protocol_; }
+
     /// True when the connection stays open after this request (HTTP/1.x keep-alive rules).
     bool keep_alive() const noexcept { return keep_alive_; }
 
@@ -191,6 +195,11 @@ class Request {
     }
     /// Sets the path to a decoded copy kept inside the request.
     void set_decoded_path(std::string decoded);
+    /// Sets the :protocol of an extended CONNECT (a view, like the other fields).
+    void set_protocol(std::string_view p) noexcept {
+        protocol_ = p;
+        extras_ = true;
+    }
     /// Sets the HTTP version (major*10+minor).
     void set_version(int v) noexcept { version_ = v; }
     /// Sets the host.
@@ -264,7 +273,7 @@ class Request {
     std::string_view body_;
     int version_ = 11;
     bool keep_alive_ = true;
-    bool extras_ = false;  // locals or forwarded values to clear in reset()
+    bool extras_ = false;  // locals, forwarded values or a protocol to clear in reset()
     bool forwarded_ip_ = false;
     bool forwarded_scheme_ = false;
     std::uint8_t param_count_ = 0;
@@ -279,6 +288,7 @@ class Request {
     const ConnectionInfo* conn_ = &kNoConnection;
     std::vector<Local> locals_;
     std::string fwd_ip_, fwd_scheme_, fwd_host_;
+    std::string_view protocol_;  // set_protocol (an extra: cleared by reset_extras)
 };
 
 /// Percent-decodes `in`; with `plus_is_space` '+' becomes ' ' (query strings). Returns

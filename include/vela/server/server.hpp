@@ -43,6 +43,9 @@ struct Http2Options {
     bool h2c_prior_knowledge = true;
     /// Accept h2c through "Upgrade: h2c" from HTTP/1.1 on a plain port.
     bool h2c_upgrade = true;
+    /// Announce SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441): WebSocket routes (App::ws) also
+    /// accept an extended CONNECT with :protocol websocket, a session on one HTTP/2 stream.
+    bool websocket = true;
     /// SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open. Streams over it sent
     /// before the client acknowledged our SETTINGS are refused (RST_STREAM REFUSED_STREAM);
     /// exceeding it afterwards ends the connection (GOAWAY PROTOCOL_ERROR, RFC 9113 5.4.1).

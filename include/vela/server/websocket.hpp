@@ -219,9 +219,10 @@ struct WsEndpoint {
     std::string path;
 };
 
-/// Answers a WebSocket handshake (RFC 6455 4.2) for `ep`: a 101 that switches the connection
-/// to a session once sent, or the refusal (400 malformed, 403 origin, 426 not an upgrade or
-/// another version, with the headers that say what would do).
+/// Answers a WebSocket handshake for `ep`: on HTTP/1.1 (RFC 6455 4.2) a 101 that switches the
+/// connection to a session once sent; on HTTP/2 (RFC 8441) a 200 to an extended CONNECT that
+/// makes the stream a session; or the refusal (400 malformed, 403 origin, 426 not an upgrade
+/// or another version, with the headers that say what would do).
 Response ws_accept(const Request& req, std::shared_ptr<const WsEndpoint> ep);
 
 /// Sec-WebSocket-Accept for a client's Sec-WebSocket-Key (RFC 6455 4.2.2).
