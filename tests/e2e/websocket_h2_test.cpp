@@ -242,6 +242,29 @@ TEST_F(WsOverH2ShortIdle, AnOpenSessionKeepsItsConnectionPastTheIdleTimeout) {
 
 class WsOverH2Tls : public WsOverH2 {
   protected:
+    void SetUp() override {
+        app.get("/page", [this] {
+            return Response::html(
+                "<html><body><div id=out>pending</div><script>"
+                "const ws = new WebSocket('wss://localhost:" +
+                std::to_string(app.port()) +
+                "/which');"
+                "ws.onopen = () => ws.send('hi');"
+                "ws.onmessage = e => { document.getElementById('out').textContent = 'got:' + "
+                "e.data; ws.close(); };"
+                "ws.onerror = () => { document.getElementById('out').textContent = 'error'; };"
+                "</script></body></html>");
+        });
+        app.ws("/which", [](WebSocket& ws, Request& req) -> Task<void> {
+            WsMessage m = co_await ws.receive();
+            if (m.is_close()) co_return;
+            co_await ws.send("version " + std::to_string(req.version()) + " echo " +
+                             std::string(m.data));
+            while (!(co_await ws.receive()).is_close()) {
+            }
+        });
+        WsOverH2::SetUp();
+    }
     void listen() override {
         TlsOptions tls;
         tls.cert = test::test_certs().server_ec_cert;
@@ -249,6 +272,28 @@ class WsOverH2Tls : public WsOverH2 {
         app.listen_tls("127.0.0.1:0", std::move(tls));
     }
 };
+
+// A browser: Chromium loads a page over h2 (ALPN) and opens a WebSocket to the same origin,
+// which it runs as an extended CONNECT on that connection when the server announced it. The
+// route answers with the HTTP version the session came over.
+TEST_F(WsOverH2Tls, ChromiumRunsItsWebSocketOverTheH2Connection) {
+    if (run_command("command -v chromium >/dev/null").status != 0) {
+        if (std::getenv("VELA_CI")) FAIL() << "chromium is missing: run scripts/install-deps";
+        GTEST_SKIP() << "chromium is missing: run scripts/install-deps";
+    }
+    char dir[] = "/tmp/vela-chromium-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    const std::string profile = dir;
+    const std::string url = "https://localhost:" + std::to_string(app.port()) + "/page";
+    const Ran r = run_command(
+        "timeout -k 5 60 chromium --headless=new --no-sandbox --disable-gpu "
+        "--disable-dev-shm-usage --no-first-run --no-default-browser-check --disable-extensions "
+        "--disable-background-networking --ignore-certificate-errors --user-data-dir='" +
+        profile + "' --virtual-time-budget=5000 --dump-dom '" + url + "' 2>/dev/null");
+    run_command("rm -rf '" + profile + "'");
+    ASSERT_EQ(r.status, 0) << r.out.substr(0, 2000);
+    EXPECT_NE(r.out.find("got:version 20 echo hi"), std::string::npos) << r.out.substr(0, 2000);
+}
 
 TEST_F(WsOverH2Tls, EchoesOverH2WithTls) {
     const PyResult r = run_h2_client(app.port(), "echo", "/echo", test::test_certs().ca);
