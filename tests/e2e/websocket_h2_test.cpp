@@ -162,6 +162,18 @@ TEST_F(WsOverH2, ServerCloseWaitsForTheClientsAnswerThenTheStreamEnds) {
                                                       {"after", "200"}});
 }
 
+TEST_F(WsOverH2, ProtocolErrorsCloseTheSessionAndTheConnectionStaysSound) {
+    // The framing rules are the same code as over a socket (websocket_framing_test.cpp has
+    // each): an unmasked frame is 1002, a message past max_message is 1009; the server's
+    // side ends behind its closing frame, the connection's other streams go on.
+    expect_printed(
+        py("unmasked"),
+        {{"status", "200"}, {"close_code", "1002"}, {"server_ended", "1"}, {"after", "200"}});
+    expect_printed(
+        py("too_big", "/small"),
+        {{"status", "200"}, {"close_code", "1009"}, {"server_ended", "1"}, {"after", "200"}});
+}
+
 TEST_F(WsOverH2, SessionsAndRequestsShareOneConnection) {
     expect_printed(py("many"), {{"statuses", "200,200,200"}, {"echoed", "3"}, {"get", "200"}});
 }

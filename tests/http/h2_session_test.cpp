@@ -466,6 +466,52 @@ TEST(H2Session, AcceptedRequestForms) {
     }
 }
 
+// RFC 8441: an extended CONNECT is a tunnel both ways. The server's END_STREAM first asks
+// the client to stop (RST_STREAM NO_ERROR, 9113 8.1) unless the driver awaits the client's
+// end (await_peer_end: a WebSocket that sent its closing frame waits for the client's).
+TEST(H2Session, ExtendedConnectTunnelHalfClosedByTheServer) {
+    SessionOptions o;
+    o.enable_connect_protocol = true;
+    const std::vector<EncoderField> connect{{":method", "CONNECT"},
+                                            {":protocol", "websocket"},
+                                            {":scheme", "https"},
+                                            {":path", "/chat"},
+                                            {":authority", "a"}};
+    const std::vector<EncoderField> ok{{":status", "200"}};
+    for (const bool await : {true, false}) {
+        SCOPED_TRACE(await ? "awaiting the client's end" : "not awaiting");
+        ServerFixture fx(o);
+        Peer p;
+        fx.feed(p.preface().settings().headers(1, connect, false).take());
+        auto& m = fx.rec.streams[1];
+        ASSERT_EQ(m.ends.size(), 1u);
+        EXPECT_FALSE(m.ends[0].end_stream);
+        Stream* st = fx.session.find(1);
+        ASSERT_NE(st, nullptr);
+        fx.session.send_headers(*st, ok, false);
+        EXPECT_EQ(fx.session.send_data(*st, "frames", false), 6u);
+        st->await_peer_end = await;
+        fx.session.send_data(*st, {}, true);
+        auto out = frames_of(std::exchange(fx.session.output(), {}));
+        if (!await) {
+            expect_rst(fx, out, 1, ErrorCode::no_error, "a response that ends first");
+            EXPECT_TRUE(m.closed);
+            continue;
+        }
+        EXPECT_EQ(find_frame(out, FrameType::rst_stream), nullptr);
+        EXPECT_FALSE(m.closed);
+        EXPECT_EQ(st->state, StreamState::half_closed_local);
+        // The client's DATA still arrives, then its END_STREAM closes the stream.
+        out = fx.feed(p.data(1, "answer", true).take());
+        EXPECT_EQ(m.body, "answer");
+        EXPECT_TRUE(m.closed);
+        EXPECT_EQ(m.code, ErrorCode::no_error);
+        EXPECT_FALSE(m.by_peer);
+        EXPECT_EQ(find_frame(out, FrameType::rst_stream), nullptr);
+        EXPECT_EQ(fx.session.stream_count(), 0u);
+    }
+}
+
 TEST(H2Session, ConnectionErrors) {
     struct Case {
         const char* what;

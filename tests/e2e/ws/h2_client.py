@@ -28,6 +28,8 @@ Scenarios:
                 (on /plain)
   end           END_STREAM without a closing frame: how the server ends the stream
   held          60 messages of 64 KB sent at once to a route that holds each a while
+  unmasked      an unmasked client frame: the server's closing frame, its END_STREAM
+  too_big       a 5000-byte message to a route that takes 4096
   idle          a session silent for IDLE_SECONDS (1.5) between two messages
   await_close   waits for the server's close (a graceful stop): code, reason
   hello         one text message, then waits for the server's close (a room)
@@ -397,6 +399,24 @@ def run(port, scenario, path, ca):
         out("echoed", ok)
         ev = s.close()
         out("close_code", ev.code if isinstance(ev, CloseConnection) else type(ev).__name__)
+        return
+    if scenario in ("unmasked", "too_big"):
+        s = h.open(path)
+        out("status", s.status)
+        if scenario == "unmasked":
+            s.send_bytes(b"\x81\x02hi")  # a client frame without a mask (RFC 6455 5.1)
+        else:
+            s.send(TextMessage(data="z" * 5000))
+        ev = s.next_event()
+        out("close_code", ev.code if isinstance(ev, CloseConnection) else type(ev).__name__)
+        try:  # after a protocol error the server's side ends behind its closing frame
+            h.wait(lambda: s.ended or s.reset is not None, 3.0)
+        except TimeoutError:
+            pass
+        out("server_ended", int(s.ended))
+        g = h.get("/hello")
+        h.wait(lambda: g.status is not None and g.ended)
+        out("after", g.status)
         return
     if scenario == "idle":
         s = h.open(path)
