@@ -510,10 +510,19 @@ bool lenient(const Fields& fields) {
         trailers && std::any_of(fields.begin(), fields.end(), [](const auto& fl) {
             return fl.first == "content-length" || fl.first == "host";
         });
+    // Host or :authority with a byte outside RFC 3986's authority (obs-text, a space...):
+    // nghttp2 holds both to that grammar; the session leaves them to the driver, which
+    // compares Host with :authority (8.3.1) and routes by the host.
+    const bool odd_authority = std::any_of(fields.begin(), fields.end(), [](const auto& fl) {
+        return (fl.first == "host" || fl.first == ":authority") &&
+               fl.second.find_first_not_of(
+                   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                   "0123456789-._~!$&'()*+,;=:@[]%") != std::string::npos;
+    });
     // An empty block: nghttp2 1.52 lets a request HEADERS with no field at all through where
     // 8.3.1 makes it malformed (no :method, :scheme or :path); ours resets the stream.
     return fields.empty() || same_lengths || other_scheme || control_char || not_token ||
-           trailer_length;
+           trailer_length || odd_authority;
 }
 
 // The connection error our frame layer alone gives `frame` (0 when it takes it).

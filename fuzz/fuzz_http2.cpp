@@ -2,7 +2,8 @@
 // flow control, the request mapping and the response path), split where the input says.
 // The driver writes to one end of a socketpair whose other end is drained and discarded;
 // no network is involved. The handler answers in several ways (text, a streamed body, an
-// exception) so the response paths are reached too.
+// exception, a WebSocket session over an extended CONNECT) so the response paths and the
+// WebSocket link are reached too.
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -13,12 +14,36 @@
 
 #include "server/http2_connection.hpp"
 #include "server/worker.hpp"
+#include "vela/server/websocket.hpp"
 
 namespace {
+
+// An echo session for extended CONNECTs to /ws (RFC 8441): frames over a stream.
+std::shared_ptr<const vela::WsEndpoint> ws_endpoint() {
+    vela::WsOptions o;
+    o.max_message = 64 * 1024;
+    return std::make_shared<const vela::WsEndpoint>(vela::WsEndpoint{
+        {},
+        [](vela::WebSocket& ws) -> vela::Task<void> {
+            for (;;) {
+                vela::WsMessage m = co_await ws.receive();
+                if (m.is_close()) co_return;
+                if (m.data == "close") ws.close(4000, "asked");
+                co_await ws.send(m.data, m.type);
+            }
+        },
+        o,
+        "/ws"});
+}
 
 struct Handler final : vela::HttpHandler {
     bool handle(vela::Request& req, vela::Response& out, vela::ResponseSink&) override {
         const std::string_view p = req.path();
+        if (p == "/ws") {
+            static const auto ep = ws_endpoint();
+            out = vela::ws_accept(req, ep);
+            return true;
+        }
         if (p == "/throw") throw std::runtime_error("boom");
         if (p == "/stream") {
             int n = 3;
