@@ -12,6 +12,11 @@
 //          (in order, byte for byte) before it writes the next W. The server sends each
 //          message to every member but its sender.
 //
+// With --h2 every connection is HTTP/2 with prior knowledge (h2c) and its session runs on one
+// stream opened by an extended CONNECT (RFC 8441), once the server's SETTINGS announced it:
+// the same frames, inside DATA frames under flow control, through vela's own HTTP/2 codec in
+// its client role (vela/http/h2_session.hpp).
+//
 // Load runs for --duration seconds; then no new batch starts, the batches in flight drain,
 // and every connection is closed with a close handshake. With --server-pid the client reads
 // that process's utime+stime from /proc when the load starts and after the drain, so the
@@ -45,6 +50,7 @@
 #include <string_view>
 #include <vector>
 
+#include <vela/http/h2_session.hpp>
 #include <vela/ws/frame.hpp>
 
 namespace {
@@ -63,6 +69,7 @@ constexpr std::string_view kUsage =
     "  --size S           payload bytes, at least 16 (default 32)\n"
     "  --duration D       seconds of load (default 5)\n"
     "  --binary           binary messages (default text)\n"
+    "  --h2               h2c, one session per connection on an extended CONNECT (RFC 8441)\n"
     "  --server-pid PID   report that process's CPU ticks over the load\n";
 
 struct Options {
@@ -75,6 +82,7 @@ struct Options {
     unsigned size = 32;
     double duration = 5;
     bool binary = false;
+    bool h2 = false;
     long server_pid = 0;
 };
 
@@ -101,6 +109,10 @@ Options parse_args(int argc, char** argv) {
         }
         if (arg == "--binary") {
             o.binary = true;
+            continue;
+        }
+        if (arg == "--h2") {
+            o.h2 = true;
             continue;
         }
         if (i + 1 >= argc) usage_error("missing value for " + std::string(arg));
@@ -160,6 +172,37 @@ void make_payload(std::string& out, unsigned id, unsigned slot, unsigned size) {
     for (unsigned i = 16; i < size; ++i) out[i] = static_cast<char>('a' + i % 26);
 }
 
+class LoadClient;
+struct Conn;
+
+// An HTTP/2 connection's calls into the load client (--h2).
+struct H2Link final : vela::h2::SessionHandler {
+    H2Link(LoadClient& client, Conn& conn);
+    void on_begin_headers(vela::h2::Stream&) override {}
+    void on_field(vela::h2::Stream&, const vela::hpack::DecodedField& f) override {
+        if (f.name == ":status") status = f.value;
+    }
+    void on_headers(vela::h2::Stream& s, const vela::h2::HeadersEnd& end) override;
+    void on_data(vela::h2::Stream& s, std::string_view data, bool end_stream) override;
+    void on_close(vela::h2::Stream& s, vela::h2::ErrorCode code, bool by_peer) override;
+    void on_writable(vela::h2::Stream&) override { writable = true; }
+
+    LoadClient& client;
+    Conn& conn;
+    vela::h2::Session session;
+    vela::h2::Stream* stream = nullptr;
+    std::string status;
+    std::string raw;      // bytes read, not yet a whole frame
+    std::string pending;  // WebSocket bytes waiting for the stream's window
+    bool writable = false;
+};
+
+vela::h2::SessionOptions h2_client_options() {
+    vela::h2::SessionOptions o;
+    o.role = vela::h2::Role::client;
+    return o;
+}
+
 struct Conn {
     explicit Conn(const vela::ws::ReaderOptions& ro) : reader(ro) {}
     int fd = -1;
@@ -175,6 +218,7 @@ struct Conn {
     std::string batch;           // the W frames this connection writes, masked, built once
     std::uint64_t received = 0;  // messages received
     unsigned in_flight = 0;      // echo: messages of the current batch not yet back
+    std::unique_ptr<H2Link> h2;  // --h2
 };
 
 class LoadClient {
@@ -187,8 +231,17 @@ class LoadClient {
     }
     int run();
 
+    // --h2 (H2Link's calls)
+    void h2_response(Conn& c, const vela::h2::HeadersEnd& end);
+    void h2_data(Conn& c, std::string_view data);
+    void h2_closed(Conn& c);
+
   private:
+    friend struct H2Link;
     bool connect_all();
+    void ws_write(Conn& c, std::string_view frames);
+    void h2_flush(Conn& c);
+    void h2_read(Conn& c, std::string_view bytes);
     bool wait_until(Clock::time_point deadline, bool (LoadClient::*done)() const);
     bool all_open() const { return open_ + failed_ == conns_.size(); }
     bool drained() const;
@@ -299,6 +352,12 @@ void LoadClient::on_event(Conn& c, std::uint32_t events) {
         ::getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err != 0 || (events & (EPOLLERR | EPOLLHUP))) return fail(c, "connect failed");
         c.state = Conn::State::handshake;
+        if (opt_.h2) {
+            c.h2 = std::make_unique<H2Link>(*this, c);
+            c.h2->session.start();
+            h2_flush(c);
+            return;
+        }
         c.out = "GET " + opt_.path + " HTTP/1.1\r\nHost: " + opt_.host + ":" +
                 std::to_string(opt_.port) +
                 "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -336,6 +395,18 @@ void LoadClient::send_bytes(Conn& c) {
 }
 
 void LoadClient::on_readable(Conn& c) {
+    if (c.h2) {
+        // HTTP/2 frames: their DATA payloads go into c.in (h2_data), so they are read apart.
+        static char frames[64 * 1024];
+        const ssize_t n = ::recv(c.fd, frames, sizeof frames, 0);
+        if (n < 0 && errno == EAGAIN) return;
+        if (n <= 0) {
+            if (c.state == Conn::State::closing) return finish(c);
+            return fail(c, n == 0 ? "closed by the server" : "read failed");
+        }
+        h2_read(c, std::string_view(frames, static_cast<std::size_t>(n)));
+        return;
+    }
     if (c.in.size() - c.in_len < 8 * 1024) c.in.resize(c.in.size() * 2);
     const ssize_t n = ::recv(c.fd, c.in.data() + c.in_len, c.in.size() - c.in_len, 0);
     if (n < 0 && errno == EAGAIN) return;
@@ -390,8 +461,9 @@ void LoadClient::parse_frames(Conn& c) {
         if (e.kind == K::message) {
             on_message(c, e.payload);
         } else if (e.kind == K::ping) {
-            vela::ws::append_client_frame(c.out, Opcode::pong, e.payload, next_mask());
-            send_bytes(c);
+            std::string pong;
+            vela::ws::append_client_frame(pong, Opcode::pong, e.payload, next_mask());
+            ws_write(c, pong);
         } else if (e.kind == K::close) {
             if (c.state == Conn::State::closing) {
                 finish(c);
@@ -440,13 +512,12 @@ void LoadClient::send_batch(Conn& c) {
             vela::ws::append_client_frame(c.batch, op_, p, next_mask());
         }
     }
-    c.out.append(c.batch);
     if (opt_.bcast) {
         batch_left_ = std::uint64_t{opt_.window} * opt_.connections;
     } else {
         c.in_flight = opt_.window;
     }
-    send_bytes(c);
+    ws_write(c, c.batch);
 }
 
 bool LoadClient::drained() const {
@@ -501,10 +572,11 @@ int LoadClient::run() {
     for (auto& c : conns_) {
         if (c->state != Conn::State::open) continue;
         c->state = Conn::State::closing;
-        vela::ws::append_client_frame(c->out, Opcode::close,
+        std::string close;
+        vela::ws::append_client_frame(close, Opcode::close,
                                       vela::ws::close_payload(vela::ws::close_code::normal, {}),
                                       next_mask());
-        send_bytes(*c);
+        ws_write(*c, close);
     }
     if (!wait_until(Clock::now() + std::chrono::seconds(5), &LoadClient::all_closed)) {
         std::fprintf(stderr, "vela_ws_load: %zu connections not closed 5 s after our close\n",
@@ -518,6 +590,7 @@ int LoadClient::run() {
     line("window", opt_.window);
     line("size", opt_.size);
     std::printf("type=%s\n", opt_.binary ? "binary" : "text");
+    std::printf("transport=%s\n", opt_.h2 ? "h2c" : "http1.1");
     std::printf("handshake_seconds=%.3f\n", handshake_s);
     std::printf("seconds=%.3f\n", seconds);
     line("messages", messages_);
@@ -531,6 +604,98 @@ int LoadClient::run() {
     line("errors", errors_);
     return errors_ == 0 ? 0 : 1;
 }
+
+// WebSocket frames toward the server: straight to the socket, or into DATA on the stream.
+void LoadClient::ws_write(Conn& c, std::string_view frames) {
+    if (!c.h2) {
+        c.out.append(frames);
+        send_bytes(c);
+        return;
+    }
+    c.h2->pending.append(frames);
+    h2_flush(c);
+}
+
+// What the windows allow of the pending WebSocket bytes, then the session's output to the
+// socket.
+void LoadClient::h2_flush(Conn& c) {
+    H2Link& h = *c.h2;
+    if (h.stream && !h.pending.empty()) {
+        const std::size_t n = h.session.send_data(*h.stream, h.pending, false);
+        h.pending.erase(0, n);
+    }
+    std::string& o = h.session.output();
+    if (!o.empty()) {
+        c.out.append(o);
+        o.clear();
+        send_bytes(c);
+    }
+}
+
+void LoadClient::h2_read(Conn& c, std::string_view bytes) {
+    H2Link& h = *c.h2;
+    std::string_view in = bytes;
+    if (!h.raw.empty()) {
+        h.raw.append(bytes);
+        in = h.raw;
+    }
+    const std::size_t used = h.session.receive(in);
+    if (h.raw.empty()) {
+        h.raw.assign(in.substr(used));
+    } else {
+        h.raw.erase(0, used);
+    }
+    if (c.state == Conn::State::done) return;
+    if (h.session.closed()) return fail(c, "the HTTP/2 session ended");
+    // The server's SETTINGS announced extended CONNECT: open the session's stream.
+    if (c.state == Conn::State::handshake && !h.stream &&
+        h.session.peer_settings().enable_connect_protocol) {
+        const std::string authority = opt_.host + ":" + std::to_string(opt_.port);
+        const vela::hpack::EncoderField fields[] = {
+            {":method", "CONNECT"}, {":protocol", "websocket"}, {":scheme", "http"},
+            {":path", opt_.path},   {":authority", authority},  {"sec-websocket-version", "13"}};
+        h.stream = h.session.open_stream(fields, false, &c);
+        if (!h.stream) return fail(c, "no stream for the extended CONNECT");
+    }
+    if (c.state == Conn::State::open || c.state == Conn::State::closing) parse_frames(c);
+    if (c.state == Conn::State::done) return;
+    h.writable = false;
+    h2_flush(c);
+}
+
+void LoadClient::h2_response(Conn& c, const vela::h2::HeadersEnd& end) {
+    if (c.state != Conn::State::handshake) return;
+    if (c.h2->status != "200" || end.end_stream) {
+        return fail(c, "extended CONNECT refused (is SETTINGS_ENABLE_CONNECT_PROTOCOL on?)");
+    }
+    c.state = Conn::State::open;
+    ++open_;
+}
+
+void LoadClient::h2_data(Conn& c, std::string_view data) {
+    if (c.in.size() - c.in_len < data.size())
+        c.in.resize(std::max(c.in.size() * 2, c.in_len + data.size()));
+    std::memcpy(c.in.data() + c.in_len, data.data(), data.size());
+    c.in_len += data.size();
+    c.h2->session.consume(*c.h2->stream, data.size());
+}
+
+void LoadClient::h2_closed(Conn& c) {
+    c.h2->stream = nullptr;
+    if (c.state == Conn::State::closing) return finish(c);  // after the closing handshake
+    if (c.state != Conn::State::done) fail(c, "the server ended the stream");
+}
+
+H2Link::H2Link(LoadClient& cl, Conn& cn)
+    : client(cl), conn(cn), session(*this, h2_client_options()) {}
+
+void H2Link::on_headers(vela::h2::Stream&, const vela::h2::HeadersEnd& end) {
+    client.h2_response(conn, end);
+}
+
+void H2Link::on_data(vela::h2::Stream&, std::string_view data, bool) { client.h2_data(conn, data); }
+
+void H2Link::on_close(vela::h2::Stream&, vela::h2::ErrorCode, bool) { client.h2_closed(conn); }
 
 }  // namespace
 
