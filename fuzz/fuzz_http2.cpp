@@ -22,18 +22,18 @@ namespace {
 std::shared_ptr<const vela::WsEndpoint> ws_endpoint() {
     vela::WsOptions o;
     o.max_message = 64 * 1024;
-    return std::make_shared<const vela::WsEndpoint>(vela::WsEndpoint{
-        {},
-        [](vela::WebSocket& ws) -> vela::Task<void> {
-            for (;;) {
-                vela::WsMessage m = co_await ws.receive();
-                if (m.is_close()) co_return;
-                if (m.data == "close") ws.close(4000, "asked");
-                co_await ws.send(m.data, m.type);
-            }
-        },
-        o,
-        "/ws"});
+    return std::make_shared<const vela::WsEndpoint>(
+        vela::WsEndpoint{{},
+                         [](vela::WebSocket& ws) -> vela::Task<void> {
+                             for (;;) {
+                                 vela::WsMessage m = co_await ws.receive();
+                                 if (m.is_close()) co_return;
+                                 if (m.data == "close") ws.close(4000, "asked");
+                                 co_await ws.send(m.data, m.type);
+                             }
+                         },
+                         o,
+                         "/ws"});
 }
 
 struct Handler final : vela::HttpHandler {

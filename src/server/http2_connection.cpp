@@ -1,4 +1,5 @@
 #include "http2_connection.hpp"
+#include "http2_stream.hpp"
 #include "response_pipeline.hpp"
 #include "ws_connection.hpp"
 
@@ -23,171 +24,6 @@
 #include "vela/http/response_writer.hpp"
 
 namespace vela::detail {
-
-struct H2Stream;
-
-// A streaming route's request body on an HTTP/2 stream (App::streaming): DATA is kept in the
-// stream's `body` without giving its bytes back to the client's window; read() hands out all
-// that arrived, and the next read() releases it (WINDOW_UPDATE). So the client sends at most
-// a window ahead of the handler (SETTINGS_INITIAL_WINDOW_SIZE, options().http2.stream_window)
-// and flow control follows the handler's reads.
-class H2RequestBody final : public BodyReader {
-  public:
-    explicit H2RequestBody(H2Stream& s) noexcept : s_(s) {}
-    std::uint64_t received() const noexcept override { return received_; }
-    /// Resumes a handler waiting in read() (after the connection's read: not from inside the
-    /// session).
-    void wake() {
-        if (waiter_) std::exchange(waiter_, {}).resume();
-    }
-    bool waiting() const noexcept { return static_cast<bool>(waiter_); }
-    /// The body ends with this error (the client reset the stream, a limit, a timeout).
-    void fail(Status st) noexcept {
-        if (error_ == Status::OK) error_ = st;
-    }
-    /// A chunk handed out is still in use (new bytes must not move it).
-    bool chunk_out() const noexcept { return taken_ != 0; }
-    void reset() noexcept {
-        waiter_ = {};
-        taken_ = 0;
-        received_ = 0;
-        error_ = Status::OK;
-        ended_ = false;
-    }
-
-  protected:
-    bool ready() override;
-    void wait(std::coroutine_handle<> h) override { waiter_ = h; }
-    BodyChunk take() override;
-
-  private:
-    void release();
-
-    H2Stream& s_;
-    std::coroutine_handle<> waiter_;
-    std::size_t taken_ = 0;  // bytes of the last chunk, released by the next read()
-    std::uint64_t received_ = 0;
-    Status error_ = Status::OK;
-    bool ended_ = false;
-};
-
-// One stream: its request as received (fields stored back to back in `raw`, so the Request's
-// views stay valid however many arrive), its response while it is being sent, and the
-// handler's completion.
-struct H2Stream final : ResponseSink {
-    struct Field {
-        std::uint32_t name, name_len, value, value_len;
-    };
-    Http2Connection* conn = nullptr;
-    h2::Stream* st = nullptr;  // the session's stream while it is open
-    std::uint32_t id = 0;
-    H2Stream* prev = nullptr;
-    H2Stream* next = nullptr;
-    std::string raw;
-    std::vector<Field> fields;  // the regular fields; the pseudo-fields' values are below
-    struct Span {
-        std::uint32_t off = 0, len = 0;
-    };
-    Span method, scheme, authority, path, protocol;  // in `raw`; len 0: absent
-    std::string cookies;  // RFC 9113 8.2.3: cookie fields joined with "; "
-    std::string body;
-    std::unique_ptr<Request> req;
-    // The response's body while it is being sent: a string (sent from body_off), a streamed
-    // source (its current piece) or a file.
-    std::string out_body;
-    std::size_t body_off = 0;
-    Response::BodySource source;
-    std::unique_ptr<FileCursor> file;
-    std::string piece;
-    std::size_t piece_off = 0;
-    std::uint64_t stalled_since = 0;  // when the response last could not move (0: it moves)
-    std::uint64_t opened_ms = 0;
-    std::coroutine_handle<> work;
-    Response* inline_result = nullptr;
-    Status early = Status::OK;  // an answer decided while receiving (431, 413)
-    bool queued = false;        // in the ready list
-    bool request_done = false;  // END_STREAM received
-    bool busy = false;          // an asynchronous handler owns the request
-    bool dispatching = false;
-    bool completed_inline = false;
-    bool responding = false;     // a response was sent or is being sent
-    bool body_pending = false;   // body bytes (or the end of the stream) remain to send
-    bool sending = false;        // in the connection's sending list
-    bool producer_wait = false;  // a coroutine producer has nothing yet (not a stall)
-    bool prebuilt = false;       // the Request is filled already (an upgraded HTTP/1.1 request)
-
-    bool streaming = false;          // the handler reads the body as it arrives (body_reader)
-    bool wake_queued = false;        // in the connection's list of readers to resume
-    std::uint64_t last_data_ms = 0;  // streaming: when DATA last arrived or was read
-    std::uint64_t streamed_total = 0;
-    std::string more;  // streaming: bytes that arrived while a chunk is out
-    H2RequestBody body_reader{*this};
-    // A WebSocket session runs on this stream (RFC 8441) until its link is destroyed; the
-    // stream is `busy` meanwhile, and `streaming`: DATA goes to the link.
-    H2WsLink* ws = nullptr;
-
-    bool open() const noexcept { return st != nullptr; }
-    void complete(Response&& r) override {
-        if (dispatching) {
-            *inline_result = std::move(r);
-            completed_inline = true;
-            return;
-        }
-        if (!conn) {  // its connection is gone (see ~Http2Connection)
-            delete this;
-            return;
-        }
-        conn->stream_completed(*this, std::move(r));
-    }
-    void pending(std::coroutine_handle<> w) override {
-        if (!completed_inline) work = w;
-    }
-    std::string_view at(std::uint32_t off, std::uint32_t len) const {
-        return std::string_view(raw).substr(off, len);
-    }
-    std::string_view at(Span v) const { return at(v.off, v.len); }
-    // Where a request pseudo-field's value goes (the session refuses any other).
-    Span* pseudo(std::string_view name) noexcept {
-        if (name == ":path") return &path;
-        if (name == ":method") return &method;
-        if (name == ":authority") return &authority;
-        if (name == ":scheme") return &scheme;
-        if (name == ":protocol") return &protocol;
-        return nullptr;
-    }
-    // Makes a finished stream ready for the next one, keeping its buffers' capacity (a
-    // steady stream of small requests then allocates nothing here).
-    void recycle() noexcept {
-        constexpr std::size_t kKeep = 16 * 1024;
-        raw.clear();
-        fields.clear();
-        method = scheme = authority = path = protocol = {};
-        cookies.clear();
-        if (body.capacity() > kKeep) std::string().swap(body);
-        body.clear();
-        std::string().swap(out_body);
-        body_off = 0;
-        body_dropped(source);  // a producer learns that its stream has ended
-        source = nullptr;
-        file.reset();
-        std::string().swap(piece);
-        piece_off = 0;
-        stalled_since = opened_ms = 0;
-        work = {};
-        inline_result = nullptr;
-        early = Status::OK;
-        st = nullptr;
-        id = 0;
-        queued = request_done = busy = dispatching = completed_inline = responding = body_pending =
-            sending = producer_wait = prebuilt = streaming = false;
-        last_data_ms = streamed_total = 0;
-        wake_queued = false;
-        std::string().swap(more);
-        body_reader.reset();
-        ws = nullptr;
-        prev = next = nullptr;
-    }
-};
 
 void H2RequestBody::release() {
     if (taken_ == 0) return;
@@ -217,197 +53,6 @@ BodyChunk H2RequestBody::take() {
     ended_ = s_.request_done;
     return {s_.body, ended_, Status::OK};
 }
-
-// The HTTP/2 stream under a WebSocket session (RFC 8441). DATA the session takes in is given
-// back to the client's window at once; DATA that arrives while the session holds a message
-// waits in `pending_`, still counted in the window (so the client is held back as TCP holds
-// back a socket's peer). The session's frames go out as DATA pulled by the connection under
-// flow control and its output high-water mark (pull()). Calls into the session happen from
-// the loop (deliver(), deferred), never from inside the connection's frame processing.
-class H2WsLink final : public WsLink {
-  public:
-    H2WsLink(H2Stream& s, Loop& loop) noexcept : s_(&s), loop_(loop) {}
-    ~H2WsLink() override {
-        loop_.wheel().cancel(timer_);
-        if (in_.capacity()) loop_.buffers().release(in_);
-        if (out_.capacity()) loop_.buffers().release(out_);
-        H2Stream* s = s_;
-        s->ws = nullptr;
-        s->busy = false;
-        if (s->conn)
-            s->conn->ws_ended(*s);
-        else
-            delete s;  // its connection is gone (see ~Http2Connection)
-    }
-
-    Loop& loop() const noexcept override { return loop_; }
-    bool closed() const noexcept override { return closed_; }
-    Buffer& in() noexcept override { return in_; }
-    Buffer& input() override {
-        if (in_.capacity() == 0) loop_.buffers().acquire(in_);
-        return in_;
-    }
-    void keep_input() noexcept override {
-        if (in_.empty() && in_.capacity()) loop_.buffers().release(in_);
-    }
-    Buffer& out() noexcept override { return out_; }
-    Buffer& output() override {
-        if (out_.capacity() == 0) loop_.buffers().acquire(out_);
-        return out_;
-    }
-    void release_output_if_empty() noexcept override {
-        if (out_.empty() && out_.capacity()) loop_.buffers().release(out_);
-    }
-    bool write() override {
-        if (closed_) return true;
-        if (gone_) return out_.empty();  // nowhere to send: the session ends 1006
-        if (!out_.empty() || (end_wanted_ && !end_sent_)) {
-            if (Http2Connection* c = s_->conn) c->ws_output(*s_);
-        }
-        return true;
-    }
-    void start() override {}
-    void read() override {
-        reading_ = true;
-        notify();
-    }
-    bool reading() const noexcept override { return reading_; }
-    void stop_reading() override { reading_ = false; }
-    void read_later() override {
-        resume_ = true;
-        notify();
-    }
-    void shutdown_write() override {
-        end_wanted_ = true;
-        write();
-    }
-    void close(bool clean) noexcept override {
-        if (closed_) return;
-        closed_ = true;
-        loop_.wheel().cancel(timer_);
-        Http2Connection* c = s_->conn;
-        if (!c || gone_ || !s_->open()) return;
-        if (!clean) {
-            c->reset_stream(*s_, h2::ErrorCode::cancel);  // RFC 8441 5: an abnormal closure
-            return;
-        }
-        // Both closing frames went: what is left of ours, then END_STREAM. The stream goes on
-        // as a response body of its own (the session may be freed meanwhile); a client that
-        // has not ended its side is then asked to stop with RST_STREAM NO_ERROR (9113 8.1).
-        if (end_sent_) {
-            if (s_->st->remote_open()) c->reset_stream(*s_, h2::ErrorCode::no_error);
-            return;
-        }
-        s_->out_body.assign(out_.data(), out_.size());
-        s_->body_off = 0;
-        out_.clear();
-        s_->st->await_peer_end = false;
-        s_->body_pending = true;
-        c->want_send(*s_);
-        if (!c->in_feed_ && !c->in_flush_ && !c->in_run_) c->flush();
-    }
-    TimerWheel::Entry& timer() noexcept override { return timer_; }
-    void done(WsConnection* ws) noexcept override {
-        loop_.defer([ws] { delete ws; });  // (the link goes with it, then the stream)
-    }
-
-    /// The session on this link.
-    void attach(WsConnection* ws) noexcept { ws_ = ws; }
-    WsConnection* session() const noexcept { return ws_; }
-    /// True while the session's frames are pulled from out() (until the link closes).
-    bool pulls() const noexcept { return !closed_; }
-
-    /// DATA from the client (inside the connection's frame processing).
-    void received(Http2Connection& c, std::string_view data, bool end_stream) {
-        if (closed_) {
-            c.release_body(*s_, data.size());  // the session is over: dropped
-        } else if (reading_ && pending_.empty()) {
-            input().append(data);
-            fresh_ += data.size();
-            c.release_body(*s_, data.size());
-        } else {
-            pending_.append(data);
-        }
-        if (end_stream) peer_ended_ = true;
-        notify();
-    }
-    /// The stream is gone (ended both ways, reset, or the connection closed).
-    void stream_closed() {
-        if (closed_) return;
-        gone_ = true;
-        notify();
-    }
-    /// The client ended its side before the session started.
-    void peer_ended() {
-        peer_ended_ = true;
-        notify();
-    }
-    /// Moves the session's frames into DATA on `st` (the connection's produce()): at most
-    /// 64 KiB a call, so its output high-water mark applies; END_STREAM once asked and empty.
-    void pull(h2::Session& session, h2::Stream& st) {
-        if (!out_.empty()) {
-            const std::size_t n = session.send_data(
-                st, std::string_view(out_.data(), std::min<std::size_t>(out_.size(), 64 * 1024)),
-                false);
-            out_.consume(n);
-            if (n != 0 && ws_) ws_->schedule_flush();  // waiting senders, a shutdown
-        }
-        if (out_.empty() && end_wanted_ && !end_sent_) {
-            end_sent_ = true;
-            st.await_peer_end = true;  // the client's closing frame is still to come
-            session.send_data(st, {}, true);
-        }
-    }
-    /// Something remains for pull().
-    bool has_output() const noexcept { return !out_.empty() || (end_wanted_ && !end_sent_); }
-
-  private:
-    // Calls into the session from the loop, once per batch of events.
-    void notify() {
-        if (notify_queued_) return;
-        notify_queued_ = true;
-        loop_.defer([this] { deliver(); });
-    }
-    void deliver() {
-        notify_queued_ = false;
-        if (closed_ || !ws_) return;
-        if (!reading_) {
-            if (!resume_ || !ws_->wants_input()) return;
-            reading_ = true;
-        }
-        resume_ = false;
-        if (!pending_.empty()) {
-            const std::size_t n = pending_.size();
-            input().append(pending_);
-            std::string().swap(pending_);
-            fresh_ += n;
-            if (Http2Connection* c = s_->conn; c && !gone_ && s_->open()) c->release_body(*s_, n);
-        }
-        if (fresh_ != 0) {
-            const auto n = static_cast<ssize_t>(std::exchange(fresh_, 0));
-            ws_->on_read(n);
-            if (closed_ || !reading_) return;
-        }
-        if (peer_ended_ || gone_) ws_->on_read(0);  // the session ends (1006 without a close)
-    }
-
-    H2Stream* s_;
-    Loop& loop_;
-    WsConnection* ws_ = nullptr;
-    Buffer in_;
-    Buffer out_;
-    std::string pending_;
-    TimerWheel::Entry timer_;
-    std::size_t fresh_ = 0;  // bytes added to in_ since the session last heard
-    bool reading_ = true;
-    bool resume_ = false;
-    bool closed_ = false;
-    bool gone_ = false;  // the stream no longer exists
-    bool peer_ended_ = false;
-    bool end_wanted_ = false;
-    bool end_sent_ = false;
-    bool notify_queued_ = false;
-};
 
 namespace {
 
@@ -624,7 +269,7 @@ void Http2Connection::drain() {
     draining_ = true;
     // WebSocket sessions close with 1001; their streams end with their closing handshakes.
     for (H2Stream* s = streams_; s; s = s->next) {
-        if (s->ws && s->ws->session()) s->ws->session()->drain();
+        if (WsConnection* w = s->ws ? ws_link_session(*s->ws) : nullptr) w->drain();
     }
     session_.shutdown();
     flush();
@@ -637,7 +282,7 @@ void Http2Connection::force_close() {
         H2Stream* nx = s->next;
         if (s->ws) {
             // Its coroutine is destroyed and its link reset; the stream goes with the session.
-            if (WsConnection* w = s->ws->session()) w->force_close();
+            if (WsConnection* w = ws_link_session(*s->ws)) w->force_close();
         } else if (s->busy && s->work) {
             std::coroutine_handle<> w = std::exchange(s->work, {});
             s->busy = false;
@@ -768,9 +413,11 @@ void Http2Connection::on_headers(h2::Stream& st, const h2::HeadersEnd& end) {
     if (end.end_stream) {
         if (!s->request_done) {
             s->request_done = true;
-            if (s->streaming) {
+            if (s->ws) {
+                ws_link_peer_ended(*s->ws);  // (a tunnel carries no trailers: its end all the same)
+            } else if (s->streaming) {
                 wake_reader(*s);  // trailers end a streamed body
-            } else if (!s->responding && !s->queued) {
+            } else if (!s->responding && !s->queued && !s->busy) {
                 s->queued = true;
                 ready_.push_back(s);
             }
@@ -819,7 +466,8 @@ void Http2Connection::on_data(h2::Stream& st, std::string_view data, bool end_st
     session_.consume(st, data.size());
     if (end_stream && !s->request_done) {
         s->request_done = true;
-        if (!s->responding && !s->queued) {
+        // (busy: an extended CONNECT dispatched at its HEADERS, its handler still running)
+        if (!s->responding && !s->queued && !s->busy) {
             s->queued = true;
             ready_.push_back(s);
         }
@@ -830,7 +478,7 @@ void Http2Connection::on_data(h2::Stream& st, std::string_view data, bool end_st
 // the client's window until then.
 void Http2Connection::streamed_data(H2Stream& s, std::string_view data, bool end_stream) {
     if (s.ws) {
-        s.ws->received(*this, data, end_stream);
+        ws_link_received(*s.ws, *this, data, end_stream);
         return;
     }
     if (s.responding) {
@@ -877,7 +525,7 @@ void Http2Connection::on_close(h2::Stream& st, h2::ErrorCode, bool) {
     s->st = nullptr;
     s->body_pending = false;
     if (s->ws)
-        s->ws->stream_closed();  // the session ends (1006 unless its closing handshake is done)
+        ws_link_stream_closed(*s->ws);  // the session ends (1006 unless its handshake is done)
     else if (s->streaming)
         wake_reader(*s);  // read() reports the end
     // A handler still owns it, run_ready() will meet it, or the sending list holds it: freed
@@ -1099,69 +747,6 @@ void Http2Connection::encode_fields(Response& r, std::string& block) {
     }
 }
 
-// The 200 from ws_accept() to an extended CONNECT (RFC 8441 5): HEADERS without END_STREAM,
-// then the stream is the link of a WebSocket session (its request and the stream's storage
-// stay with it). DATA that came before the answer is the session's first input.
-void Http2Connection::start_websocket(H2Stream& s, Response& r) {
-    auto up = std::dynamic_pointer_cast<WsUpgrade>(r.take_upgrade());
-    if (!up || r.status() != Status::OK || !s.req || s.req->protocol() != "websocket") {
-        log::error(
-            "a protocol switch for {} that HTTP/2 cannot run: only ws_accept()'s answer "
-            "to an extended CONNECT",
-            s.req ? s.req->path() : std::string_view("?"));
-        reset_stream(s, h2::ErrorCode::internal_error);
-        return;
-    }
-    std::string& block = session_.begin_headers();
-    session_.encoder().begin_block(block);
-    session_.encoder().add_status(200, block);
-    encode_fields(r, block);
-    s.dispatching = true;  // (the stream may close inside end_headers: kept until below)
-    session_.end_headers(*s.st, false);
-    s.dispatching = false;
-    if (!s.open()) {
-        if (!s.busy && !s.queued && !s.sending) free_stream(&s);
-        return;
-    }
-    auto link = std::make_unique<H2WsLink>(s, t_.loop());
-    H2WsLink* l = link.get();
-    if (!s.body.empty()) {
-        l->input().append(s.body);
-        std::string().swap(s.body);
-    }
-    s.ws = l;
-    s.streaming = true;
-    s.busy = true;
-    auto* ws = new WsConnection(worker_, std::move(link), std::move(s.req), std::move(up));
-    l->attach(ws);
-    ws->adopt_info(info);
-    ws->start();
-    if (s.request_done && s.ws == l) l->peer_ended();
-}
-
-// The session queued frames (or its end) on `s`: pulled by the next flush.
-void Http2Connection::ws_output(H2Stream& s) {
-    if (t_.closed() || !s.open()) return;
-    s.body_pending = true;
-    want_send(s);
-    if (!in_feed_ && !in_flush_ && !in_run_) flush();
-}
-
-// A session's link was destroyed: its stream is done with (it ended or was reset already;
-// reset now if not, unless the rest of its frames is still being sent).
-void Http2Connection::ws_ended(H2Stream& s) noexcept {
-    if (s.open()) {
-        if (!s.body_pending) reset_stream(s, h2::ErrorCode::cancel);  // on_close frees it
-    } else if (!s.queued && !s.sending && !s.dispatching) {
-        free_stream(&s);
-    }
-    if (t_.closed()) {
-        release_if_done();
-    } else if (!in_feed_ && !in_flush_ && !in_run_) {
-        flush();
-    }
-}
-
 void Http2Connection::reject_stream(H2Stream& s, Status st) {
     Response r = server_error_response(worker_.options(), st, nullptr);
     respond(s, r);
@@ -1189,9 +774,7 @@ void Http2Connection::send_body(H2Stream& s) {
         return;
     }
     s.stalled_since = 0;
-    if (s.ws && s.ws->pulls()) [[unlikely]] {
-        s.ws->pull(session_, st);
-        s.body_pending = s.ws->has_output();
+    if (s.ws && ws_link_pull(*s.ws, s, session_, st)) [[unlikely]] {
         return;
     }
     if (s.file) [[unlikely]] {
@@ -1385,7 +968,7 @@ void Http2Connection::close() {
         H2Stream* nx = s->next;
         s->st = nullptr;
         s->sending = false;
-        if (s->ws) s->ws->stream_closed();
+        if (s->ws) ws_link_stream_closed(*s->ws);
         if (!s->busy) free_stream(s);
         s = nx;
     }

@@ -78,8 +78,8 @@ class WsOverH2 : public WsServer {
   protected:
     void SetUp() override {
         if (!have_client()) GTEST_SKIP() << "python3-h2 or python3-wsproto is not installed";
-        app.ws("/room", [this](WebSocket& ws, Request&) -> Task<void> {
-            Hub::Room& room = hub.room("r");
+        app.ws("/room", [](WebSocket& ws, Request&) -> Task<void> {
+            Hub::Room& room = hub().room("r");
             room.join(ws);
             for (;;) {
                 WsMessage m = co_await ws.receive();
@@ -93,7 +93,12 @@ class WsOverH2 : public WsServer {
     PyResult py(const std::string& scenario, const std::string& path = "/echo") {
         return run_h2_client(app.port(), scenario, path);
     }
-    Hub hub;
+    // A Hub outlives the servers whose sessions join it (the fixture's App is a member of
+    // the base class, destroyed after this one's members).
+    static Hub& hub() {
+        static Hub h;
+        return h;
+    }
 };
 
 TEST_F(WsOverH2, TheServerAnnouncesExtendedConnect) {
@@ -174,6 +179,13 @@ TEST_F(WsOverH2, ProtocolErrorsCloseTheSessionAndTheConnectionStaysSound) {
         {{"status", "200"}, {"close_code", "1009"}, {"server_ended", "1"}, {"after", "200"}});
 }
 
+TEST_F(WsOverH2, AMessageSentWithTheConnectIsTheSessionsFirst) {
+    // DATA that arrives before the 200 is kept and parsed once the session starts.
+    expect_printed(
+        py("early"),
+        {{"status", "200"}, {"got", "early bird"}, {"text", "True"}, {"close_code", "1000"}});
+}
+
 TEST_F(WsOverH2, SessionsAndRequestsShareOneConnection) {
     expect_printed(py("many"), {{"statuses", "200,200,200"}, {"echoed", "3"}, {"get", "200"}});
 }
@@ -208,7 +220,7 @@ TEST_F(WsOverH2, ARoomSpansHttp1AndHttp2Sessions) {
     ASSERT_TRUE(c1.connected());
     auto resp = c1.handshake("/room");
     ASSERT_TRUE(resp && c1.open());
-    for (int i = 0; i < 100 && hub.room("r").count() < 1; ++i) std::this_thread::sleep_for(10ms);
+    for (int i = 0; i < 100 && hub().room("r").count() < 1; ++i) std::this_thread::sleep_for(10ms);
     const PyResult r = py("hello", "/room");
     expect_printed(r, {{"status", "200"}, {"got", "from-h2"}, {"close_code", "1000"}});
     auto f = c1.read_frame(3000ms);

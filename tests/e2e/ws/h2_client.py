@@ -30,6 +30,7 @@ Scenarios:
   held          60 messages of 64 KB sent at once to a route that holds each a while
   unmasked      an unmasked client frame: the server's closing frame, its END_STREAM
   too_big       a 5000-byte message to a route that takes 4096
+  early         a message sent with the extended CONNECT, before the answer
   idle          a session silent for IDLE_SECONDS (1.5) between two messages
   await_close   waits for the server's close (a graceful stop): code, reason
   hello         one text message, then waits for the server's close (a room)
@@ -139,7 +140,8 @@ class H2:
         elif isinstance(ev, h2.events.WindowUpdated):
             pass
 
-    def open(self, path, protocol="websocket", version="13", extra=(), deflate=False):
+    def open(self, path, protocol="websocket", version="13", extra=(), deflate=False,
+             early=None):
         sid = self.conn.get_next_available_stream_id()
         headers = [(":method", "CONNECT"), (":protocol", protocol), (":scheme", "https"),
                    (":path", path), (":authority", "localhost")]
@@ -155,6 +157,8 @@ class H2:
         s = Session(self, sid, ext)
         self.streams[sid] = s
         self.conn.send_headers(sid, headers)
+        if early:  # frames sent before the answer, in the same write as the HEADERS
+            self.conn.send_data(sid, early)
         self.flush()
         self.wait(lambda: s.status is not None or s.reset is not None)
         if s.status == 200:
@@ -417,6 +421,16 @@ def run(port, scenario, path, ca):
         g = h.get("/hello")
         h.wait(lambda: g.status is not None and g.ended)
         out("after", g.status)
+        return
+    if scenario == "early":
+        first = Connection(ConnectionType.CLIENT).send(TextMessage(data="early bird"))
+        s = h.open(path, early=first)
+        out("status", s.status)
+        got = s.message()
+        out("got", got if isinstance(got, str) else type(got).__name__)
+        out("text", s.roundtrip("later"))
+        ev = s.close()
+        out("close_code", ev.code if isinstance(ev, CloseConnection) else type(ev).__name__)
         return
     if scenario == "idle":
         s = h.open(path)

@@ -1,0 +1,285 @@
+// WebSocket over HTTP/2 (RFC 8441): the link between a WebSocket session and the stream of an
+// extended CONNECT, and the driver's part of starting and ending one. Apart from the hot
+// file (http2_connection.cpp) so that plain requests pay nothing for it.
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "http2_connection.hpp"
+#include "http2_stream.hpp"
+#include "vela/base/log.hpp"
+#include "ws_connection.hpp"
+
+namespace vela::detail {
+
+// The HTTP/2 stream under a WebSocket session (RFC 8441). DATA the session takes in is given
+// back to the client's window at once; DATA that arrives while the session holds a message
+// waits in `pending_`, still counted in the window (so the client is held back as TCP holds
+// back a socket's peer). The session's frames go out as DATA pulled by the connection under
+// flow control and its output high-water mark (pull()). Calls into the session happen from
+// the loop (deliver(), deferred), never from inside the connection's frame processing.
+class H2WsLink final : public WsLink {
+  public:
+    H2WsLink(H2Stream& s, Loop& loop) noexcept : s_(&s), loop_(loop) {}
+    ~H2WsLink() override {
+        loop_.wheel().cancel(timer_);
+        if (in_.capacity()) loop_.buffers().release(in_);
+        if (out_.capacity()) loop_.buffers().release(out_);
+        H2Stream* s = s_;
+        s->ws = nullptr;
+        s->busy = false;
+        if (s->conn)
+            s->conn->ws_ended(*s);
+        else
+            delete s;  // its connection is gone (see ~Http2Connection)
+    }
+
+    Loop& loop() const noexcept override { return loop_; }
+    bool closed() const noexcept override { return closed_; }
+    Buffer& in() noexcept override { return in_; }
+    Buffer& input() override {
+        if (in_.capacity() == 0) loop_.buffers().acquire(in_);
+        return in_;
+    }
+    void keep_input() noexcept override {
+        if (in_.empty() && in_.capacity()) loop_.buffers().release(in_);
+    }
+    Buffer& out() noexcept override { return out_; }
+    Buffer& output() override {
+        if (out_.capacity() == 0) loop_.buffers().acquire(out_);
+        return out_;
+    }
+    void release_output_if_empty() noexcept override {
+        if (out_.empty() && out_.capacity()) loop_.buffers().release(out_);
+    }
+    bool write() override {
+        if (closed_) return true;
+        if (gone_) return out_.empty();  // nowhere to send: the session ends 1006
+        if (!out_.empty() || (end_wanted_ && !end_sent_)) {
+            if (Http2Connection* c = s_->conn) c->ws_output(*s_);
+        }
+        return true;
+    }
+    void start() override {}
+    void read() override {
+        reading_ = true;
+        notify();
+    }
+    bool reading() const noexcept override { return reading_; }
+    void stop_reading() override { reading_ = false; }
+    void read_later() override {
+        resume_ = true;
+        notify();
+    }
+    void shutdown_write() override {
+        end_wanted_ = true;
+        write();
+    }
+    void close(bool clean) noexcept override {
+        if (closed_) return;
+        closed_ = true;
+        loop_.wheel().cancel(timer_);
+        Http2Connection* c = s_->conn;
+        if (!c || gone_ || !s_->open()) return;
+        if (!clean) {
+            c->reset_stream(*s_, h2::ErrorCode::cancel);  // RFC 8441 5: an abnormal closure
+            return;
+        }
+        // Both closing frames went: what is left of ours, then END_STREAM. The stream goes on
+        // as a response body of its own (the session may be freed meanwhile); a client that
+        // has not ended its side is then asked to stop with RST_STREAM NO_ERROR (9113 8.1).
+        if (end_sent_) {
+            if (s_->st->remote_open()) c->reset_stream(*s_, h2::ErrorCode::no_error);
+            return;
+        }
+        s_->out_body.assign(out_.data(), out_.size());
+        s_->body_off = 0;
+        out_.clear();
+        s_->st->await_peer_end = false;
+        s_->body_pending = true;
+        c->want_send(*s_);
+        if (!c->in_feed_ && !c->in_flush_ && !c->in_run_) c->flush();
+    }
+    TimerWheel::Entry& timer() noexcept override { return timer_; }
+    void done(WsConnection* ws) noexcept override {
+        loop_.defer([ws] { delete ws; });  // (the link goes with it, then the stream)
+    }
+
+    /// The session on this link.
+    void attach(WsConnection* ws) noexcept { ws_ = ws; }
+    WsConnection* session() const noexcept { return ws_; }
+    /// True while the session's frames are pulled from out() (until the link closes).
+    bool pulls() const noexcept { return !closed_; }
+
+    /// DATA from the client (inside the connection's frame processing).
+    void received(Http2Connection& c, std::string_view data, bool end_stream) {
+        if (closed_) {
+            c.release_body(*s_, data.size());  // the session is over: dropped
+        } else if (reading_ && pending_.empty()) {
+            input().append(data);
+            fresh_ += data.size();
+            c.release_body(*s_, data.size());
+        } else {
+            pending_.append(data);
+        }
+        if (end_stream) peer_ended_ = true;
+        notify();
+    }
+    /// The stream is gone (ended both ways, reset, or the connection closed).
+    void stream_closed() {
+        if (closed_) return;
+        gone_ = true;
+        notify();
+    }
+    /// The client ended its side before the session started.
+    void peer_ended() {
+        peer_ended_ = true;
+        notify();
+    }
+    /// Moves the session's frames into DATA on `st` (the connection's produce()): at most
+    /// 64 KiB a call, so its output high-water mark applies; END_STREAM once asked and empty.
+    void pull(h2::Session& session, h2::Stream& st) {
+        if (!out_.empty()) {
+            const std::size_t n = session.send_data(
+                st, std::string_view(out_.data(), std::min<std::size_t>(out_.size(), 64 * 1024)),
+                false);
+            out_.consume(n);
+            if (n != 0 && ws_) ws_->schedule_flush();  // waiting senders, a shutdown
+        }
+        if (out_.empty() && end_wanted_ && !end_sent_) {
+            end_sent_ = true;
+            st.await_peer_end = true;  // the client's closing frame is still to come
+            session.send_data(st, {}, true);
+        }
+    }
+    /// Something remains for pull().
+    bool has_output() const noexcept { return !out_.empty() || (end_wanted_ && !end_sent_); }
+
+  private:
+    // Calls into the session from the loop, once per batch of events.
+    void notify() {
+        if (notify_queued_) return;
+        notify_queued_ = true;
+        loop_.defer([this] { deliver(); });
+    }
+    void deliver() {
+        notify_queued_ = false;
+        if (closed_ || !ws_) return;
+        if (!reading_) {
+            if (!resume_ || !ws_->wants_input()) return;
+            reading_ = true;
+        }
+        resume_ = false;
+        if (!pending_.empty()) {
+            const std::size_t n = pending_.size();
+            input().append(pending_);
+            std::string().swap(pending_);
+            fresh_ += n;
+            if (Http2Connection* c = s_->conn; c && !gone_ && s_->open()) c->release_body(*s_, n);
+        }
+        if (fresh_ != 0) {
+            const auto n = static_cast<ssize_t>(std::exchange(fresh_, 0));
+            ws_->on_read(n);
+            if (closed_ || !reading_) return;
+        }
+        if (peer_ended_ || gone_) ws_->on_read(0);  // the session ends (1006 without a close)
+    }
+
+    H2Stream* s_;
+    Loop& loop_;
+    WsConnection* ws_ = nullptr;
+    Buffer in_;
+    Buffer out_;
+    std::string pending_;
+    TimerWheel::Entry timer_;
+    std::size_t fresh_ = 0;  // bytes added to in_ since the session last heard
+    bool reading_ = true;
+    bool resume_ = false;
+    bool closed_ = false;
+    bool gone_ = false;  // the stream no longer exists
+    bool peer_ended_ = false;
+    bool end_wanted_ = false;
+    bool end_sent_ = false;
+    bool notify_queued_ = false;
+};
+
+void ws_link_received(H2WsLink& link, Http2Connection& c, std::string_view data, bool end_stream) {
+    link.received(c, data, end_stream);
+}
+void ws_link_peer_ended(H2WsLink& link) { link.peer_ended(); }
+void ws_link_stream_closed(H2WsLink& link) { link.stream_closed(); }
+WsConnection* ws_link_session(H2WsLink& link) noexcept { return link.session(); }
+bool ws_link_pull(H2WsLink& link, H2Stream& s, h2::Session& session, h2::Stream& st) {
+    if (!link.pulls()) return false;
+    link.pull(session, st);
+    s.body_pending = link.has_output();
+    return true;
+}
+
+// The 200 from ws_accept() to an extended CONNECT (RFC 8441 5): HEADERS without END_STREAM,
+// then the stream is the link of a WebSocket session (its request and the stream's storage
+// stay with it). DATA that came before the answer is the session's first input.
+void Http2Connection::start_websocket(H2Stream& s, Response& r) {
+    auto up = std::dynamic_pointer_cast<WsUpgrade>(r.take_upgrade());
+    if (!up || r.status() != Status::OK || !s.req || s.req->protocol() != "websocket") {
+        log::error(
+            "a protocol switch for {} that HTTP/2 cannot run: only ws_accept()'s answer "
+            "to an extended CONNECT",
+            s.req ? s.req->path() : std::string_view("?"));
+        reset_stream(s, h2::ErrorCode::internal_error);
+        return;
+    }
+    std::string& block = session_.begin_headers();
+    session_.encoder().begin_block(block);
+    session_.encoder().add_status(200, block);
+    encode_fields(r, block);
+    s.dispatching = true;  // (the stream may close inside end_headers: kept until below)
+    session_.end_headers(*s.st, false);
+    s.dispatching = false;
+    if (!s.open()) {
+        if (!s.busy && !s.queued && !s.sending) free_stream(&s);
+        return;
+    }
+    auto link = std::make_unique<H2WsLink>(s, t_.loop());
+    H2WsLink* l = link.get();
+    if (!s.body.empty()) {
+        l->input().append(s.body);
+        std::string().swap(s.body);
+    }
+    s.ws = l;
+    s.streaming = true;
+    s.busy = true;
+    auto* ws = new WsConnection(worker_, std::move(link), std::move(s.req), std::move(up));
+    l->attach(ws);
+    ws->adopt_info(info);
+    ws->start();
+    if (s.request_done && s.ws == l) l->peer_ended();
+}
+
+// The session queued frames (or its end) on `s`: pulled by the next flush.
+void Http2Connection::ws_output(H2Stream& s) {
+    if (t_.closed() || !s.open()) return;
+    s.body_pending = true;
+    want_send(s);
+    if (!in_feed_ && !in_flush_ && !in_run_) flush();
+}
+
+// A session's link was destroyed: its stream is done with (it ended or was reset already;
+// reset now if not, unless the rest of its frames is still being sent).
+void Http2Connection::ws_ended(H2Stream& s) noexcept {
+    if (s.open()) {
+        if (!s.body_pending) reset_stream(s, h2::ErrorCode::cancel);  // on_close frees it
+    } else if (!s.queued && !s.sending && !s.dispatching) {
+        free_stream(&s);
+    }
+    if (t_.closed()) {
+        release_if_done();
+    } else if (!in_feed_ && !in_flush_ && !in_run_) {
+        flush();
+    }
+}
+
+}  // namespace vela::detail
