@@ -676,7 +676,8 @@ void Http1Connection::hand_over_to_websocket(std::shared_ptr<Upgrade> u, const R
     t_.in.consume(req_->parser_.consumed());  // the bytes stay where they are until the copy
     req_->parser_.reset();
     t_.detach();
-    auto* ws = new WsConnection(worker_, std::move(t_), std::move(req_), head, std::move(up));
+    auto* ws =
+        WsConnection::over_socket(worker_, std::move(t_), std::move(req_), head, std::move(up));
     ws->adopt_info(info);
     worker_.replace_connection(this, ws);
     ws->start();

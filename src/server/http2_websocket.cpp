@@ -206,6 +206,22 @@ class H2WsLink final : public WsLink {
     bool notify_queued_ = false;
 };
 
+// The link first, so that it is built before the session and outlives it (its destructor
+// hands the stream back to the connection).
+struct H2WsLinkPart {
+    H2WsLinkPart(H2Stream& s, Loop& loop) noexcept : link(s, loop) {}
+    H2WsLink link;
+};
+
+class H2WsConnection final : public H2WsLinkPart, public WsConnection {
+  public:
+    H2WsConnection(ServerWorker& worker, H2Stream& s, Loop& loop, std::unique_ptr<Request> req,
+                   std::shared_ptr<WsUpgrade> up)
+        : H2WsLinkPart(s, loop), WsConnection(worker, link, std::move(req), std::move(up)) {
+        link.attach(this);
+    }
+};
+
 void ws_link_received(H2WsLink& link, Http2Connection& c, std::string_view data, bool end_stream) {
     link.received(c, data, end_stream);
 }
@@ -243,8 +259,8 @@ void Http2Connection::start_websocket(H2Stream& s, Response& r) {
         if (!s.busy && !s.queued && !s.sending) free_stream(&s);
         return;
     }
-    auto link = std::make_unique<H2WsLink>(s, t_.loop());
-    H2WsLink* l = link.get();
+    auto* ws = new H2WsConnection(worker_, s, t_.loop(), std::move(s.req), std::move(up));
+    H2WsLink* l = &ws->link;
     if (!s.body.empty()) {
         l->input().append(s.body);
         std::string().swap(s.body);
@@ -252,8 +268,6 @@ void Http2Connection::start_websocket(H2Stream& s, Response& r) {
     s.ws = l;
     s.streaming = true;
     s.busy = true;
-    auto* ws = new WsConnection(worker_, std::move(link), std::move(s.req), std::move(up));
-    l->attach(ws);
     ws->adopt_info(info);
     ws->start();
     if (s.request_done && s.ws == l) l->peer_ended();

@@ -43,8 +43,7 @@ bool uses_shared_deflater(const ws::DeflateParams& p, const ws::DeflateOptions& 
 // An upgraded HTTP/1.1 connection's socket (and TLS transform) under a session.
 class SocketLink final : public WsLink {
   public:
-    SocketLink(ServerWorker& worker, net::Transport&& t) noexcept
-        : worker_(worker), t(std::move(t)) {}
+    explicit SocketLink(net::Transport&& t) noexcept : t(std::move(t)) {}
     Loop& loop() const noexcept override { return t.loop(); }
     bool closed() const noexcept override { return t.closed(); }
     Buffer& in() noexcept override { return t.in; }
@@ -68,42 +67,52 @@ class SocketLink final : public WsLink {
     bool reading() const noexcept override { return t.reading(); }
     void stop_reading() override { t.stop_reading(); }
     void read_later() override {
-        t.read_later([ws = ws_] { return ws->wants_input(); });
+        t.read_later([ws = session()] { return ws->wants_input(); });
     }
     void shutdown_write() override { t.shutdown_write(); }
     void close(bool) noexcept override { t.close(); }
     TimerWheel::Entry& timer() noexcept override { return t.timer; }
-    void done(WsConnection* ws) noexcept override { worker_.connection_closed(ws); }
+    void done(WsConnection* ws) noexcept override { ws->worker().connection_closed(ws); }
 
-    /// The session, the socket's driver.
+    /// The session, the socket's driver (and its timer entry's owner: the session is found
+    /// there, so an idle session keeps no pointer more).
     void attach(WsConnection* ws, void (*fire)(TimerWheel::Entry*)) noexcept {
-        ws_ = ws;
         t.attach(*ws, ws, fire);
     }
+    WsConnection* session() const noexcept { return static_cast<WsConnection*>(t.timer.owner); }
 
-  private:
-    ServerWorker& worker_;
-    WsConnection* ws_ = nullptr;
-
-  public:
     net::Transport t;  // socket, TLS transform, timer entry, buffers
 };
 
 }  // namespace
 
-WsConnection::WsConnection(ServerWorker& worker, net::Transport&& t, std::unique_ptr<Request> req,
-                           std::string_view head, std::shared_ptr<WsUpgrade> up)
-    : WsConnection(worker, std::make_unique<SocketLink>(worker, std::move(t)), std::move(req),
-                   std::move(up), head) {
-    // The socket's completions come here (the HTTP/1.1 driver let go of it).
-    static_cast<SocketLink&>(*link_).attach(this, &WsConnection::timer_fired);
+// The socket link first, so that it is built before the session and outlives it.
+struct SocketLinkPart {
+    explicit SocketLinkPart(net::Transport&& t) noexcept : link(std::move(t)) {}
+    SocketLink link;
+};
+
+class SocketWsConnection final : public SocketLinkPart, public WsConnection {
+  public:
+    SocketWsConnection(ServerWorker& worker, net::Transport&& t, std::unique_ptr<Request> req,
+                       std::string_view head, std::shared_ptr<WsUpgrade> up)
+        : SocketLinkPart(std::move(t)),
+          WsConnection(worker, link, std::move(req), std::move(up), head) {
+        // The socket's completions come here (the HTTP/1.1 driver let go of it).
+        link.attach(this, &WsConnection::timer_fired);
+    }
+};
+
+WsConnection* WsConnection::over_socket(ServerWorker& worker, net::Transport&& t,
+                                        std::unique_ptr<Request> req, std::string_view head,
+                                        std::shared_ptr<WsUpgrade> up) {
+    return new SocketWsConnection(worker, std::move(t), std::move(req), head, std::move(up));
 }
 
-WsConnection::WsConnection(ServerWorker& worker, std::unique_ptr<WsLink> link,
-                           std::unique_ptr<Request> req, std::shared_ptr<WsUpgrade> up,
-                           std::string_view head)
+WsConnection::WsConnection(ServerWorker& worker, WsLink& link, std::unique_ptr<Request> req,
+                           std::shared_ptr<WsUpgrade> up, std::string_view head)
     : worker_(worker),
-      link_(std::move(link)),
+      link_(&link),
       in_(&link_->in()),
       out_(&link_->out()),
       req_(std::move(req)),

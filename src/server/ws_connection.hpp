@@ -103,17 +103,17 @@ class WsLink {
     virtual void done(WsConnection* ws) noexcept = 0;
 };
 
-class WsConnection final : public Connection, public WebSocket {
+/// A session and its link are one allocation: a derived class holds the link as its first
+/// base (built before the session, destroyed after it): SocketWsConnection below, and
+/// H2WsConnection (http2_websocket.cpp).
+class WsConnection : public Connection, public WebSocket {
   public:
-    /// Takes over an upgraded HTTP/1.1 connection: its socket and TLS transform, the bytes
-    /// read after the request (`unread`), output not yet written (`out`), and the request,
-    /// whose views are moved into a copy of `head` (the bytes they pointed into).
-    WsConnection(ServerWorker& worker, net::Transport&& t, std::unique_ptr<Request> req,
-                 std::string_view head, std::shared_ptr<WsUpgrade> up);
-    /// Runs over `link` (an HTTP/2 stream: the request's views stay valid as long as the link
-    /// does; `head` empty), or over a socket (`head`: the request's bytes, copied).
-    WsConnection(ServerWorker& worker, std::unique_ptr<WsLink> link, std::unique_ptr<Request> req,
-                 std::shared_ptr<WsUpgrade> up, std::string_view head = {});
+    /// Takes over an upgraded HTTP/1.1 connection: its socket and TLS transform (with the
+    /// bytes read after the request and output not yet written), and the request, whose views
+    /// are moved into a copy of `head` (the bytes they pointed into).
+    static WsConnection* over_socket(ServerWorker& worker, net::Transport&& t,
+                                     std::unique_ptr<Request> req, std::string_view head,
+                                     std::shared_ptr<WsUpgrade> up);
     ~WsConnection() override;
     /// Takes the HTTP/1.1 connection's peer information (the request points at it).
     void adopt_info(const ConnectionInfo& i) noexcept {
@@ -143,6 +143,7 @@ class WsConnection final : public Connection, public WebSocket {
     bool deflating() const noexcept { return inflater_ != nullptr; }
     std::size_t backlog() const noexcept { return out_->size(); }
     Loop& loop() const noexcept { return link_->loop(); }
+    ServerWorker& worker() const noexcept { return worker_; }
     const std::shared_ptr<WsShared>& shared() const;
 
     // Hub and WsSender, on this loop.
@@ -180,14 +181,22 @@ class WsConnection final : public Connection, public WebSocket {
     void release_if_done() noexcept;
     void arm_timer();
     void on_timer();
-    static void timer_fired(TimerWheel::Entry* e);
 
     void init(std::string_view head, std::shared_ptr<WsUpgrade>& up);
 
+  protected:
+    /// Runs over `link` (built already: the derived class's first base): an HTTP/2 stream
+    /// (the request's views stay valid as long as the link does; `head` empty) or a socket
+    /// (`head`: the request's bytes, copied).
+    WsConnection(ServerWorker& worker, WsLink& link, std::unique_ptr<Request> req,
+                 std::shared_ptr<WsUpgrade> up, std::string_view head = {});
+    static void timer_fired(TimerWheel::Entry* e);
+
+  private:
     ServerWorker& worker_;
-    std::unique_ptr<WsLink> link_;  // the socket or the HTTP/2 stream
-    Buffer* in_;                    // link_->in()
-    Buffer* out_;                   // link_->out()
+    WsLink* link_;  // the socket or the HTTP/2 stream (a base of the derived class)
+    Buffer* in_;    // link_->in()
+    Buffer* out_;   // link_->out()
     // The route (for log lines): the request's path while it is kept, else the endpoint's.
     std::string_view route() const noexcept {
         return req_ ? req_->path() : std::string_view(endpoint_->path);
