@@ -17,6 +17,17 @@
 #include "epoll_backend.hpp"
 #include "vela/base/log.hpp"
 
+// Under ASan or TSan malloc is the sanitizer's: glibc's malloc_trim would walk an arena
+// nothing allocated from (and crash in it when glibc's malloc was never set up).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define VELA_SANITIZED_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define VELA_SANITIZED_MALLOC 1
+#endif
+#endif
+
 namespace vela {
 
 namespace {
@@ -240,7 +251,9 @@ void Loop::trim_memory() noexcept {
     wheel_.cancel(trim_entry_);
     buffers_.trim(kKeptBuffers);
     for (auto& trim : trims_) trim();
+#ifndef VELA_SANITIZED_MALLOC
     ::malloc_trim(0);  // (a loop with nothing to do sees no new second: idle costs nothing)
+#endif
     trim_wanted_ = false;
 }
 
