@@ -9,7 +9,6 @@
 
 namespace vela {
 
-using http::is_field_char;
 using http::is_hex;
 using http::is_host_char;
 using http::is_target_char;
@@ -47,24 +46,6 @@ bool has_dot_segment(std::string_view path) noexcept {
         i = j + 1;
     }
     return false;
-}
-
-// True when every byte is allowed in a field value (RFC 9110 5.5: no CTL but HTAB, no DEL).
-// Eight bytes at a time: a byte below 0x20 or equal to 0x7F sends the rest to the byte loop.
-bool field_value_ok(const char* p, std::size_t n) noexcept {
-    constexpr std::uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        std::uint64_t x;
-        std::memcpy(&x, p + i, 8);
-        const std::uint64_t ctl = (x - ones * 0x20) & ~x & high;
-        const std::uint64_t y = x ^ (ones * 0x7f);
-        const std::uint64_t del = (y - ones) & ~y & high;
-        if (ctl | del) break;
-    }
-    for (; i < n; ++i)
-        if (!is_field_char(static_cast<unsigned char>(p[i]))) return false;
-    return true;
 }
 
 // RFC 9112 3.2, RFC 3986 3.2.2-3.2.3: Host = uri-host [ ":" port ]. uri-host is a bracketed
@@ -355,7 +336,7 @@ ParseResult RequestParser::parse_fields(std::string_view fields, Request& req) {
         std::size_t e = line.size();
         // Host values are checked against the stricter Host characters below instead.
         const bool is_host = c == 4 && ascii::iequals(line.substr(0, 4), "host");
-        if (!is_host && !field_value_ok(line.data() + v, e - v))
+        if (!is_host && !http::is_field_value(line.data() + v, e - v))
             return fail(Status::BadRequest, "invalid byte in field value");
         while (e > v && is_ows(line[e - 1])) --e;
         std::string_view value = line.substr(v, e - v);

@@ -2,7 +2,9 @@
 // Character classes of HTTP/1.1 syntax (RFC 9110 5.6.2, RFC 9112 2-5, RFC 3986 3.3-3.4).
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace vela::http {
 
@@ -52,5 +54,24 @@ constexpr bool is_hex(unsigned char c) noexcept { return detail::kClasses[c] & 8
 constexpr bool is_host_char(unsigned char c) noexcept { return detail::kClasses[c] & 16; }
 /// Byte allowed in a reg-name (a host name without port or IP-literal brackets).
 constexpr bool is_regname_char(unsigned char c) noexcept { return detail::kClasses[c] & 32; }
+
+/// True when every byte of p[0..n) is allowed in a field value (RFC 9110 5.5: no CTL but
+/// HTAB, no DEL).
+inline bool is_field_value(const char* p, std::size_t n) noexcept {
+    // Eight bytes at a time: a byte below 0x20 or equal to 0x7F sends the rest to the byte loop.
+    constexpr std::uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        std::uint64_t x;
+        std::memcpy(&x, p + i, 8);
+        const std::uint64_t ctl = (x - ones * 0x20) & ~x & high;
+        const std::uint64_t y = x ^ (ones * 0x7f);
+        const std::uint64_t del = (y - ones) & ~y & high;
+        if (ctl | del) break;
+    }
+    for (; i < n; ++i)
+        if (!is_field_char(static_cast<unsigned char>(p[i]))) return false;
+    return true;
+}
 
 }  // namespace vela::http
