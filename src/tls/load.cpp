@@ -18,14 +18,15 @@ namespace vela::tls {
 namespace {
 
 // A certificate out of its validity period still loads: the server should come up (and serve
-// the other certificates) while someone renews it, so this is a warning.
-void warn_if_out_of_date(X509* cert, const std::string& file) {
+// the other certificates) while someone renews it, so this is a warning. `peers`: who checks
+// it ("clients" of a server certificate).
+void warn_if_out_of_date(X509* cert, const std::string& file, std::string_view peers) {
     if (X509_cmp_current_time(X509_get0_notAfter(cert)) < 0) {
-        log::warn("TLS certificate {} expired on {}: clients will reject it until it is renewed",
-                  file, format_time(X509_get0_notAfter(cert)));
+        log::warn("TLS certificate {} expired on {}: {} will reject it until it is renewed", file,
+                  format_time(X509_get0_notAfter(cert)), peers);
     } else if (X509_cmp_current_time(X509_get0_notBefore(cert)) > 0) {
-        log::warn("TLS certificate {} is not valid until {}: clients will reject it until then",
-                  file, format_time(X509_get0_notBefore(cert)));
+        log::warn("TLS certificate {} is not valid until {}: {} will reject it until then", file,
+                  format_time(X509_get0_notBefore(cert)), peers);
     }
 }
 
@@ -93,7 +94,7 @@ int parse_min_version(const std::string& v) {
 }
 
 // Loads the chain and key into `ctx` and checks they belong together.
-void load_certificate(SSL_CTX* ctx, const TlsCertificate& c) {
+void load_certificate(SSL_CTX* ctx, const TlsCertificate& c, bool client) {
     read_file("TLS certificate", c.cert_file);  // only for the errno message
     std::string key_pem = read_file("TLS key", c.key_file);
     if (SSL_CTX_use_certificate_chain_file(ctx, c.cert_file.c_str()) != 1) {
@@ -104,10 +105,10 @@ void load_certificate(SSL_CTX* ctx, const TlsCertificate& c) {
         }
         throw TlsError(
             fmt::format("TLS certificate {}: cannot load it ({}): give PEM certificates, "
-                        "the server's first",
-                        c.cert_file, first_reason(errors)));
+                        "the {}'s first",
+                        c.cert_file, first_reason(errors), client ? "client" : "server"));
     }
-    warn_if_out_of_date(SSL_CTX_get0_certificate(ctx), c.cert_file);
+    warn_if_out_of_date(SSL_CTX_get0_certificate(ctx), c.cert_file, client ? "servers" : "clients");
 
     // PKCS#8 ("BEGIN ENCRYPTED PRIVATE KEY") or traditional ("Proc-Type: 4,ENCRYPTED").
     if (key_pem.find("-----BEGIN ENCRYPTED") != std::string::npos ||

@@ -42,7 +42,7 @@ std::string format_time(const ASN1_TIME* t);
 /// TLS1_2_VERSION or TLS1_3_VERSION for "1.2" or "1.3"; throws TlsError otherwise.
 int parse_min_version(const std::string& v);
 /// Loads the chain and key into `ctx` and checks they belong together (a certificate out of
-/// its validity period loads with a warning).
-void load_certificate(SSL_CTX* ctx, const TlsCertificate& c);
+/// its validity period loads with a warning); `client`: a client certificate, not a server's.
+void load_certificate(SSL_CTX* ctx, const TlsCertificate& c, bool client = false);
 
 }  // namespace vela::tls
