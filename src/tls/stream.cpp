@@ -95,7 +95,9 @@ bool Stream::on_read(ssize_t n) {
     if (n <= 0 || failed_) return owner_->on_read(n <= 0 ? n : -EPROTO);
     if (!first_bytes_seen_) {
         first_bytes_seen_ = true;
-        if (static_cast<unsigned char>(cin_.data()[0]) != kHandshakeRecord) {
+        // A server judges a client that does not speak TLS; a client leaves the server's first
+        // bytes to OpenSSL (an alert is a record too), which fails the handshake quietly.
+        if (static_cast<unsigned char>(cin_.data()[0]) != kHandshakeRecord && SSL_is_server(ssl_)) {
             answer_plain_http();
             return false;
         }
@@ -125,11 +127,19 @@ bool Stream::handshake() {
         return owner_->on_handshake(alpn);
     }
     const int e = SSL_get_error(ssl_, r);
-    if (e != SSL_ERROR_WANT_READ) ERR_clear_error();
+    if (e != SSL_ERROR_WANT_READ) {
+        keep_error();
+        ERR_clear_error();
+    }
     // An alert for a failed handshake is in cout_ now: send what the socket takes.
     if (flush() < 0 || e != SSL_ERROR_WANT_READ) failed_ = true;
     release_idle_buffers();
     return false;
+}
+
+bool Stream::start() {
+    handshake();  // a client's first step only writes the ClientHello (WANT_READ follows)
+    return !failed_;
 }
 
 bool Stream::deliver() {
@@ -169,6 +179,7 @@ bool Stream::decrypt() {
             default:
                 end = -EPROTO;
                 failed_ = true;
+                keep_error();       // a TLS 1.3 server rejects a client's certificate only now
                 ERR_clear_error();  // only after an error: it costs ~800 instructions a call
                 break;
         }
@@ -270,6 +281,12 @@ void Stream::answer_plain_http() {
     }
     cin_.clear();
     owner_->on_read(-EPROTO);
+}
+
+void Stream::keep_error() noexcept {
+    static_assert((ERR_SYSTEM_FLAG | ERR_PACK(ERR_LIB_MASK, 0, ERR_REASON_MASK)) <= UINT32_MAX,
+                  "OpenSSL error codes must fit the 32 bits of Stream::error_");
+    error_ = static_cast<std::uint32_t>(ERR_peek_last_error());
 }
 
 void Stream::release_idle_buffers() noexcept {

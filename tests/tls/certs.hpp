@@ -68,6 +68,14 @@ struct TestCerts {
     std::string not_yet_valid_key;
     /// An EC key that matches none of the certificates.
     std::string wrong_key;
+    /// Client certificate (extendedKeyUsage clientAuth, CN "vela test client"), signed by `ca`.
+    std::string client_cert;
+    /// Key of client_cert.
+    std::string client_key;
+    /// Server certificate for localhost and 127.0.0.1 signed by its own key, not by `ca`.
+    std::string self_signed_cert;
+    /// Key of self_signed_cert.
+    std::string self_signed_key;
     /// DER OCSP response ("good", signed by `ca`) for server_ec_cert.
     std::string server_ec_ocsp;
 };
@@ -112,6 +120,10 @@ inline TestCerts make_test_certs() {
     c.not_yet_valid_cert = f("not-yet-valid.pem");
     c.not_yet_valid_key = f("not-yet-valid.key");
     c.wrong_key = f("wrong.key");
+    c.client_cert = f("client.pem");
+    c.client_key = f("client.key");
+    c.self_signed_cert = f("self-signed.pem");
+    c.self_signed_key = f("self-signed.key");
     c.server_ec_ocsp = f("server-ec.ocsp.der");
     return c;
 }

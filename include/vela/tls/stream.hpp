@@ -15,11 +15,18 @@
 // rest in its own output buffer and its high-water rules apply unchanged. When the socket
 // drains, the driver's on_write_ready runs as it would for a plain socket.
 //
+// Roles: a server stream (an SSL from tls::Context) waits for the ClientHello and answers a
+// plain HTTP request with a readable 400. A client stream (from tls::ClientContext) sends its
+// ClientHello on start(); a server answering anything but TLS fails the handshake, and nothing
+// is written back. Either way the owner learns of a failed handshake as on_read(-EPROTO), and
+// last_error() keeps OpenSSL's reason for it (tls::handshake_failure() explains it).
+//
 // Threading: one Stream belongs to one connection on one loop.
 
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <cstdint>
 #include <string_view>
 
 #include "vela/base/buffer.hpp"
@@ -53,6 +60,9 @@ class Stream final : public IoSink {
         h_ = &h;
         owner_ = &owner;
     }
+    /// Client side: sends the ClientHello, once the socket is connected, bound and added to
+    /// the backend. Returns false when that failed at once (the socket refused it): close.
+    bool start();
     /// True once the handshake has finished.
     bool handshake_done() const noexcept { return handshake_done_; }
     /// Encrypts and sends plaintext. Returns the plaintext bytes taken (0 while earlier
@@ -69,6 +79,11 @@ class Stream final : public IoSink {
     bool output_pending() const noexcept { return !cout_.empty(); }
     /// Bytes this stream holds in buffers (for memory accounting in tests).
     std::size_t buffered() const noexcept { return cin_.capacity() + cout_.capacity(); }
+    /// The OpenSSL error code (ERR_peek_last_error) of the failure that ended the handshake or
+    /// the connection; 0 when there was none or no reason was queued.
+    unsigned long last_error() const noexcept { return error_; }
+    /// The connection's SSL object (owned by this stream).
+    SSL* ssl() const noexcept { return ssl_; }
 
     // IoSink, called by the backend.
     Buffer& read_buffer() override;
@@ -83,6 +98,7 @@ class Stream final : public IoSink {
     ssize_t flush();
     void answer_plain_http();
     void release_idle_buffers() noexcept;
+    void keep_error() noexcept;
 
     SSL* ssl_;
     BIO* bio_ = nullptr;
@@ -96,6 +112,9 @@ class Stream final : public IoSink {
     bool first_bytes_seen_ = false;
     bool owner_waits_ = false;  // the owner was refused bytes: tell it when the socket drains
     bool failed_ = false;
+    // last_error(): OpenSSL 3 packs error codes into 32 bits, and these 4 bytes fill what
+    // would be padding after the flags (the stream exists per server TLS connection).
+    std::uint32_t error_ = 0;
 };
 
 }  // namespace vela::tls
