@@ -1,6 +1,5 @@
 #include "testing/response_reader.hpp"
 
-#include <charconv>
 #include <utility>
 
 #include "vela/base/ascii.hpp"
@@ -10,14 +9,6 @@ namespace vela::testing::detail {
 namespace {
 // The largest head accepted: a server that sends more is broken, and a test should say so.
 constexpr std::size_t kMaxHead = 64 * 1024;
-
-bool parse_decimal(std::string_view s, std::uint64_t& out) {
-    if (s.empty() || s.size() > 19) return false;
-    for (char c : s)
-        if (c < '0' || c > '9') return false;
-    std::from_chars(s.data(), s.data() + s.size(), out);
-    return true;
-}
 
 // The chunked decoder's limits for response bodies: a test reads what the server sends.
 const ParserLimits& response_limits() {
@@ -100,73 +91,45 @@ ResponseReader::Step ResponseReader::next(bool eof) {
     return Step::error;
 }
 
-// status-line = HTTP-version SP status-code SP [ reason-phrase ] CRLF, then field lines.
+// The head is read by the http module's response parser (strict, RFC 9112 2-6): a test
+// should fail loudly on a response a real client would refuse.
 ResponseReader::Step ResponseReader::parse_head(bool eof) {
-    const std::size_t end = buf_.find("\r\n\r\n");
-    if (end == std::string::npos) {
-        if (buf_.size() > kMaxHead) return fail("response head larger than 64 KiB");
+    const HeadParse p = parse_response_head(buf_, head_request_ ? "HEAD" : "GET",
+                                            ResponseLimits{.max_head_bytes = kMaxHead}, parsed_);
+    if (p.result == HeadParse::Result::error) return fail(p.error);
+    if (p.result == HeadParse::Result::need_more) {
         if (eof)
             return fail(buf_.empty() ? "the connection ended before a response"
                                      : "the connection ended inside a response head");
         return Step::need_more;
     }
-    const std::string_view head(buf_.data(), end + 2);
-    std::size_t eol = head.find("\r\n");
-    const std::string_view line = head.substr(0, eol);
-    if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || line[8] != ' ' ||
-        (line.size() > 12 && line[12] != ' '))
-        return fail("malformed status line: " + std::string(line));
-    std::uint64_t code = 0;
-    if (!parse_decimal(line.substr(9, 3), code) || code < 100)
-        return fail("malformed status code: " + std::string(line));
-    const bool http10 = line[7] == '0';
     head_ = TestResponse{};
-    head_.set_status(static_cast<int>(code),
-                     line.size() > 13 ? std::string(line.substr(13)) : std::string());
-    std::size_t pos = eol + 2;
-    int lengths = 0;
-    std::uint64_t length = 0;
-    bool chunked = false;
-    closes_ = http10;
-    while (pos < head.size()) {
-        eol = head.find("\r\n", pos);
-        const std::string_view field = head.substr(pos, eol - pos);
-        pos = eol + 2;
-        const std::size_t colon = field.find(':');
-        if (colon == std::string_view::npos || colon == 0 || field.find_first_of(" \t") < colon)
-            return fail("malformed header line: " + std::string(field));
-        const std::string_view name = field.substr(0, colon);
-        const std::string_view value = ascii::trim_ows(field.substr(colon + 1));
-        if (ascii::iequals(name, "Content-Length")) {
-            ++lengths;
-            if (!parse_decimal(value, length))
-                return fail("malformed Content-Length: " + std::string(value));
-        } else if (ascii::iequals(name, "Transfer-Encoding")) {
-            chunked = chunked || ascii::list_has(value, "chunked");
-        } else if (ascii::iequals(name, "Connection")) {
-            if (ascii::list_has(value, "close")) closes_ = true;
-            if (ascii::list_has(value, "keep-alive")) closes_ = false;
-        }
+    head_.set_status(parsed_.status(), std::string(parsed_.reason()));
+    bool chunked = false;  // announced, even where the status or method means no body
+    parsed_.for_each([&](std::string_view name, std::string_view value) {
+        if (ascii::iequals(name, "Transfer-Encoding") && ascii::list_has(value, "chunked"))
+            chunked = true;
         head_.add_header(std::string(name), std::string(value));
-    }
-    buf_.erase(0, end + 4);
+    });
     head_.set_chunked(chunked);
-    if (head_request_ || code < 200 || code == 204 || code == 304) {
-        phase_ = Phase::done;
-        return Step::head;
-    }
-    if (lengths > 1) return fail("repeated Content-Length in a response");
-    if (chunked) {
-        if (lengths) return fail("a response with both Content-Length and chunked");
-        chunked_.reset(&response_limits());
-        chunked_.set_max_body(response_limits().max_body);
-        phase_ = Phase::chunked;
-    } else if (lengths) {
-        left_ = length;
-        phase_ = Phase::length;
-    } else {
-        closes_ = true;  // RFC 9112 6.3 rule 8: the body runs to the end of the connection
-        phase_ = Phase::until_eof;
+    buf_.erase(0, p.consumed);
+    closes_ = !p.keep_alive;
+    switch (p.framing) {
+        case BodyFraming::none:
+            phase_ = Phase::done;
+            break;
+        case BodyFraming::length:
+            left_ = p.content_length;
+            phase_ = Phase::length;
+            break;
+        case BodyFraming::chunked:
+            chunked_.reset(&response_limits());
+            chunked_.set_max_body(response_limits().max_body);
+            phase_ = Phase::chunked;
+            break;
+        case BodyFraming::until_close:
+            phase_ = Phase::until_eof;
+            break;
     }
     return Step::head;
 }

@@ -5,7 +5,8 @@
 // server's response writer produced in process) and takes the head, then the body piece by
 // piece, as the framing says: none (HEAD, 1xx, 204, 304), Content-Length, chunked (vela's
 // ChunkedDecoder, the same decoder the server uses for requests) or until the connection
-// ends. Malformed input is an error with a one-line reason, never a crash.
+// ends. Malformed input is an error with a one-line reason, never a crash. The head is read
+// by the http module's parse_response_head, as strictly as a client of untrusted servers.
 
 #include <cstdint>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "vela/http/chunked_decoder.hpp"
 #include "vela/http/limits.hpp"
+#include "vela/http/response_parser.hpp"
 #include "vela/testing/client.hpp"
 
 namespace vela::testing::detail {
@@ -53,6 +55,7 @@ class ResponseReader {
     std::string piece_;
     std::string error_;
     TestResponse head_;
+    ResponseHead parsed_;  // the head as parsed (its storage reused)
     ChunkedDecoder chunked_;
     std::uint64_t left_ = 0;
     Phase phase_ = Phase::head;
