@@ -166,7 +166,7 @@ std::string alpn_wire(std::span<const std::string_view> protocols) {
 }
 
 // Sets what one connection needs beyond the SSL_CTX; false when OpenSSL refused something.
-bool configure(SSL* ssl, const std::string& host, bool verify, const std::string& alpn) {
+bool configure_connection(SSL* ssl, const std::string& host, bool verify, const std::string& alpn) {
     SSL_set_connect_state(ssl);
     bool ok = true;
     if (is_ip_literal(host)) {  // no SNI for addresses (RFC 6066 3); IP SANs are checked
@@ -328,7 +328,7 @@ SSL* ClientContext::new_session(std::string_view host, std::uint16_t port,
         ERR_clear_error();
         throw std::bad_alloc();
     }
-    if (!configure(ssl.get(), name, state_->options.verify, wire)) {
+    if (!configure_connection(ssl.get(), name, state_->options.verify, wire)) {
         ERR_clear_error();
         throw TlsError(fmt::format(
             "TLS client: cannot connect to \"{}\": give a DNS name (up to 255 bytes) or an IP "
