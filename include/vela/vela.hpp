@@ -4,6 +4,7 @@
 #include "vela/async/task.hpp"
 #include "vela/base/html.hpp"
 #include "vela/base/log.hpp"
+#include "vela/client/client.hpp"
 #include "vela/crypto/crypto.hpp"
 #include "vela/crypto/password.hpp"
 #include "vela/files/file_cache.hpp"

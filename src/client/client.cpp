@@ -1,0 +1,606 @@
+// vela::http::Client: connection pools, dialling, redirects and retries around Exchange.
+
+#include "vela/client/client.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "client/exchange.hpp"
+#include "client/pool.hpp"
+#include "vela/base/ascii.hpp"
+#include "vela/base/base64.hpp"
+#include "vela/http/char_class.hpp"
+
+namespace vela::http {
+
+namespace detail {
+
+namespace {
+
+std::uint64_t deadline_after(Loop& loop, std::chrono::milliseconds d) {
+    return d.count() > 0 ? loop.now_ms() + static_cast<std::uint64_t>(d.count()) : 0;
+}
+
+// Waits for a non-blocking connect to finish, or for its share of the connect timeout.
+class ConnectWait final : public IoSink {
+  public:
+    ConnectWait(Loop& loop, int fd, std::uint64_t ms) : loop_(loop), ms_(ms) {
+        h_.fd = fd;
+        h_.sink = this;
+        h_.kind = IoHandle::await_write;
+    }
+    ~ConnectWait() override {
+        if (h_.registered) loop_.io().remove(h_);
+        if (timer_) loop_.cancel(timer_);
+        if (h_.fd >= 0) ::close(h_.fd);
+    }
+    ConnectWait(const ConnectWait&) = delete;
+    ConnectWait& operator=(const ConnectWait&) = delete;
+
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> co) {
+        co_ = co;
+        loop_.io().add(h_);
+        timer_ = loop_.call_after(std::chrono::milliseconds(ms_), [this] {
+            timer_ = 0;
+            timed_out = true;
+            resume();
+        });
+    }
+    void await_resume() {
+        if (h_.registered) loop_.io().remove(h_);
+        if (timer_) loop_.cancel(timer_);
+        timer_ = 0;
+    }
+    void on_ready() override { resume(); }
+    // The connect's result (0 or an errno).
+    int result() const {
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (::getsockopt(h_.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+        return err;
+    }
+    int release_fd() noexcept { return std::exchange(h_.fd, -1); }
+
+    bool timed_out = false;
+
+  private:
+    void resume() {
+        if (co_) std::exchange(co_, {}).resume();
+    }
+    Loop& loop_;
+    IoHandle h_;
+    std::uint64_t ms_;
+    std::uint64_t timer_ = 0;
+    std::coroutine_handle<> co_{};
+};
+
+// Waits for a connection slot of a pool that has max_connections_per_origin open.
+class SlotWait {
+  public:
+    SlotWait(OriginPool& pool, std::uint64_t ms) : pool_(pool), ms_(ms) {}
+    ~SlotWait() {
+        pool_.dequeue(w_);
+        if (timer_) pool_.owner.loop.cancel(timer_);
+    }
+    SlotWait(const SlotWait&) = delete;
+    SlotWait& operator=(const SlotWait&) = delete;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> co) {
+        w_.h = co;
+        pool_.enqueue(w_);
+        if (ms_) {
+            timer_ = pool_.owner.loop.call_after(std::chrono::milliseconds(ms_), [this] {
+                timer_ = 0;
+                timed_out = true;
+                pool_.dequeue(w_);
+                w_.h.resume();
+            });
+        }
+    }
+    void await_resume() {
+        if (timer_) pool_.owner.loop.cancel(timer_);
+        timer_ = 0;
+    }
+    bool timed_out = false;
+
+  private:
+    OriginPool& pool_;
+    std::uint64_t ms_;
+    std::uint64_t timer_ = 0;
+    SlotWaiter w_;
+};
+
+// A connection made but not handed to its pool's accounting (a failed handshake).
+void destroy_unpooled(Connection* c) {
+    c->pool = nullptr;
+    c->close();
+    Loop& loop = c->t.loop();
+    loop.defer([c] { delete c; });
+}
+
+std::string address_text(const Address& a) {
+    char buf[128] = "?";
+    if (a.sa.ss_family == AF_INET)
+        ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&a.sa)->sin_addr, buf,
+                    sizeof buf);
+    else if (a.sa.ss_family == AF_INET6)
+        ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&a.sa)->sin6_addr, buf,
+                    sizeof buf);
+    else
+        return "the Unix socket";
+    return buf;
+}
+
+// Makes a new connection to the pool's origin: resolves, connects (trying each address in
+// turn within the connect timeout), and runs the TLS handshake for https.
+Task<Connection*> dial(OriginPool& pool) {
+    Client::Impl& impl = pool.owner.impl;
+    Loop& loop = pool.owner.loop;
+    const Url& origin = pool.origin;
+    const ClientOptions& o = impl.options;
+    const std::vector<Address> addrs = co_await impl.resolver.resolve(origin);
+    const std::uint64_t connect_deadline = deadline_after(loop, o.connect_timeout);
+    std::string failures;
+    int fd = -1;
+    for (std::size_t i = 0; i < addrs.size() && fd < 0; ++i) {
+        const Address& a = addrs[i];
+        const int s = ::socket(a.sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (s < 0) {
+            failures += "; cannot create a socket: " + std::string(std::strerror(errno));
+            continue;
+        }
+        if (a.sa.ss_family != AF_UNIX) {
+            int one = 1;
+            ::setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        }
+        if (::connect(s, reinterpret_cast<const sockaddr*>(&a.sa), a.len) == 0) {
+            fd = s;
+            break;
+        }
+        if (errno != EINPROGRESS) {
+            failures += "; " + address_text(a) + ": " + std::strerror(errno);
+            ::close(s);
+            continue;
+        }
+        const std::uint64_t now = loop.now_ms();
+        const std::uint64_t left = connect_deadline > now ? connect_deadline - now : 1;
+        // Each address left gets an equal share of the time left (a dead IPv6 route must not
+        // use up the time an IPv4 address would have answered in).
+        ConnectWait w(loop, s, std::max<std::uint64_t>(left / (addrs.size() - i), 1));
+        co_await w;
+        if (w.timed_out) {
+            failures += "; " + address_text(a) + ": timed out";
+            continue;
+        }
+        if (const int err = w.result()) {
+            failures += "; " + address_text(a) + ": " + std::strerror(err);
+            continue;
+        }
+        fd = w.release_fd();
+    }
+    const std::string where = origin.scheme == Scheme::http_unix
+                                  ? origin.host
+                                  : origin.host + ":" + std::to_string(origin.port);
+    if (fd < 0) {
+        impl.resolver.forget(origin.host);
+        if (failures.find("timed out") != std::string::npos &&
+            failures.find(": ", failures.find("timed out") + 1) == std::string::npos)
+            throw TimeoutError(TimeoutError::Phase::connect,
+                               "cannot connect to " + where + " within " +
+                                   std::to_string(o.connect_timeout.count()) +
+                                   " ms (connect_timeout)" + failures);
+        throw ConnectError("cannot connect to " + where + failures);
+    }
+    std::unique_ptr<tls::Stream> ts;
+    if (origin.secure()) {
+        static constexpr std::string_view kAlpn[] = {"http/1.1"};
+        SSL* ssl = impl.tls().new_session(origin.host, origin.port, kAlpn);
+        ts = std::make_unique<tls::Stream>(ssl, loop.buffers(), loop.io());
+    }
+    auto* c = new Connection(pool, loop, fd, std::move(ts));
+    c->t.add();
+    if (!origin.secure()) {
+        c->read_on();
+        co_return c;
+    }
+    c->set_deadline(deadline_after(loop, o.tls_timeout));
+    c->t.tls->start();
+    c->read_on();
+    while (!c->handshake_done && !c->error && !c->eof && !c->timed_out) co_await c->wait();
+    if (c->handshake_done) {
+        c->set_deadline(0);
+        if (tls::session_resumed(c->t.tls->ssl()))
+            impl.resumed.fetch_add(1, std::memory_order_relaxed);
+        co_return c;
+    }
+    const bool timed_out = c->timed_out;
+    auto [failure, why] = tls::handshake_failure(c->t.tls->ssl(), c->t.tls->last_error());
+    if (!c->error && failure == tls::Failure::none) why = "the server closed the connection";
+    destroy_unpooled(c);
+    if (timed_out)
+        throw TimeoutError(TimeoutError::Phase::tls,
+                           "TLS handshake with " + where + " timed out (tls_timeout)");
+    throw TlsHandshakeError(failure, "TLS handshake with " + where + " failed: " + why);
+}
+
+// A connection for one request: an idle one (unless `fresh`), a new one while the pool has
+// room, else the first to come free.
+struct Lease {
+    Connection* c;
+    bool reused;
+};
+
+Task<Lease> acquire(OriginPool& pool, bool fresh, std::uint64_t deadline) {
+    Client::Impl& impl = pool.owner.impl;
+    for (;;) {
+        if (!fresh) {
+            if (Connection* c = pool.take_idle()) co_return Lease{c, true};
+        }
+        if (pool.open < impl.options.max_connections_per_origin) {
+            ++pool.open;
+            impl.open.fetch_add(1, std::memory_order_relaxed);
+            Connection* c = nullptr;
+            try {
+                c = co_await dial(pool);
+            } catch (...) {
+                --pool.open;
+                impl.open.fetch_sub(1, std::memory_order_relaxed);
+                pool.wake_one();
+                throw;
+            }
+            impl.opened.fetch_add(1, std::memory_order_relaxed);
+            co_return Lease{c, false};
+        }
+        const std::uint64_t now = pool.owner.loop.now_ms();
+        SlotWait w(pool, deadline ? (deadline > now ? deadline - now : 1) : 0);
+        co_await w;
+        if (w.timed_out)
+            throw TimeoutError(TimeoutError::Phase::pool,
+                               pool.origin.origin() +
+                                   ": no connection came free in time (all "
+                                   "max_connections_per_origin connections busy)");
+        fresh = false;
+    }
+}
+
+bool idempotent(std::string_view m) noexcept {
+    return m == "GET" || m == "HEAD" || m == "PUT" || m == "DELETE" || m == "OPTIONS" ||
+           m == "TRACE";
+}
+
+bool is_token(std::string_view s) noexcept {
+    if (s.empty()) return false;
+    for (const char c : s)
+        if (!is_tchar(static_cast<unsigned char>(c))) return false;
+    return true;
+}
+
+// Header fields a request may not set: the client writes the framing and owns the connection.
+bool refused_field(std::string_view name) noexcept {
+    static constexpr std::string_view kRefused[] = {
+        "content-length", "transfer-encoding", "connection", "keep-alive", "te",
+        "upgrade",        "proxy-connection"};
+    for (const std::string_view r : kRefused)
+        if (ascii::iequals(name, r)) return true;
+    return false;
+}
+
+void check_field(std::string_view name, std::string_view value) {
+    if (!is_token(name))
+        throw std::invalid_argument("bad header name \"" + std::string(name) + "\"");
+    for (const char c : value)
+        if (c == '\r' || c == '\n' || c == '\0')
+            throw std::invalid_argument("CR, LF or NUL in the value of header " +
+                                        std::string(name));
+    if (refused_field(name))
+        throw std::invalid_argument("header " + std::string(name) +
+                                    " is set by the client, not by a request");
+}
+
+bool has_field(const std::vector<Header>& h, std::string_view name) noexcept {
+    for (const auto& [n, v] : h)
+        if (ascii::iequals(n, name)) return true;
+    return false;
+}
+
+void remove_field(std::vector<Header>& h, std::string_view name) {
+    std::erase_if(h, [&](const Header& f) { return ascii::iequals(f.first, name); });
+}
+
+// The request head (and a body in memory) as HTTP/1.1 bytes (RFC 9112 3).
+std::string serialize(const ClientRequest& req, const Url& url, const ClientOptions& o,
+                      bool offer_codings, bool chunked) {
+    std::string out;
+    out.reserve(256 + req.body.size());
+    out += req.method;
+    out += ' ';
+    out += url.target;
+    out += " HTTP/1.1\r\n";
+    if (!has_field(req.headers, "host")) {
+        out += "Host: ";
+        out += url.authority();
+        out += "\r\n";
+    }
+    if (!o.user_agent.empty() && !has_field(req.headers, "user-agent")) {
+        out += "User-Agent: ";
+        out += o.user_agent;
+        out += "\r\n";
+    }
+    if (offer_codings) out += "Accept-Encoding: gzip, br, zstd\r\n";
+    if (url.has_userinfo && !has_field(req.headers, "authorization")) {
+        out += "Authorization: Basic ";
+        out += base64_encode(url.user + ":" + url.password);
+        out += "\r\n";
+    }
+    for (const auto& [n, v] : req.headers) {
+        out += n;
+        out += ": ";
+        out += v;
+        out += "\r\n";
+    }
+    if (req.body_source) {
+        if (chunked) {
+            out += "Transfer-Encoding: chunked\r\n";
+        } else {
+            out += "Content-Length: ";
+            out += std::to_string(*req.content_length);
+            out += "\r\n";
+        }
+    } else if (!req.body.empty() || req.method == "POST" || req.method == "PUT" ||
+               req.method == "PATCH") {
+        out += "Content-Length: ";
+        out += std::to_string(req.body.size());
+        out += "\r\n";
+    }
+    out += "\r\n";
+    if (!req.body_source) out += req.body;
+    return out;
+}
+
+bool is_redirect(int s) noexcept {
+    return s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
+}
+
+}  // namespace
+
+}  // namespace detail
+
+// --- ResponseBody ---
+
+ResponseBody::ResponseBody() noexcept = default;
+ResponseBody::~ResponseBody() = default;
+ResponseBody::ResponseBody(ResponseBody&&) noexcept = default;
+ResponseBody& ResponseBody::operator=(ResponseBody&&) noexcept = default;
+ResponseBody::ResponseBody(std::unique_ptr<detail::Exchange> x) noexcept : x_(std::move(x)) {}
+
+Task<std::optional<std::string_view>> ResponseBody::read() {
+    if (!x_) co_return std::nullopt;
+    Loop* loop = Loop::current();
+    const std::uint64_t deadline = loop ? loop->now_ms() + x_->read_timeout_ms : 0;
+    co_return co_await x_->read(deadline);
+}
+
+Task<std::string> ResponseBody::read_all(std::uint64_t limit) {
+    std::string out;
+    if (!x_) co_return out;
+    Loop* loop = Loop::current();
+    const std::uint64_t deadline = loop ? loop->now_ms() + x_->read_timeout_ms : 0;
+    co_await x_->read_all(out, limit, deadline);
+    co_return out;
+}
+
+bool ResponseBody::done() const noexcept { return !x_ || x_->done(); }
+
+// --- Client ---
+
+Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+    if (!impl_->options.tls.ca_file.empty() || !impl_->options.tls.cert_file.empty())
+        impl_->tls();  // a bad TLS file is a startup error, not a first-request one
+}
+
+Client::~Client() = default;
+
+const ClientOptions& Client::options() const noexcept { return impl_->options; }
+
+ClientStats Client::stats() const {
+    ClientStats s;
+    s.requests = impl_->requests.load(std::memory_order_relaxed);
+    s.failures = impl_->failures.load(std::memory_order_relaxed);
+    s.connections_opened = impl_->opened.load(std::memory_order_relaxed);
+    s.connections_reused = impl_->reused.load(std::memory_order_relaxed);
+    s.retries = impl_->retries.load(std::memory_order_relaxed);
+    s.tls_resumed = impl_->resumed.load(std::memory_order_relaxed);
+    s.open = static_cast<std::uint64_t>(std::max<std::int64_t>(0, impl_->open.load()));
+    s.idle = static_cast<std::uint64_t>(std::max<std::int64_t>(0, impl_->idle.load()));
+    return s;
+}
+
+std::vector<Header> Client::json_accept() { return {{"Accept", "application/json"}}; }
+
+void Client::check_json_status(const ClientResponse& r) {
+    if (!r.ok())
+        throw std::runtime_error(r.url() + " answered " + std::to_string(r.status()) +
+                                 (r.reason().empty() ? "" : " " + std::string(r.reason())) +
+                                 " instead of JSON");
+}
+
+Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int attempt) {
+    Impl& impl = *impl_;
+    const ClientOptions& o = impl.options;
+    detail::LoopPools& lp = impl.here();
+    Loop& loop = lp.loop;
+    detail::OriginPool& pool = lp.pool_for(url);
+    const std::uint64_t deadline =
+        detail::deadline_after(loop, req.timeout.count() > 0 ? req.timeout : o.request_timeout);
+    const bool offer = o.decompress && !detail::has_field(req.headers, "accept-encoding");
+    const bool chunked = req.body_source && !req.content_length;
+    std::string bytes = detail::serialize(req, url, o, offer, chunked);
+
+    detail::Lease lease = co_await detail::acquire(pool, attempt < 0, deadline);
+    impl.requests.fetch_add(1, std::memory_order_relaxed);
+    if (lease.reused) impl.reused.fetch_add(1, std::memory_order_relaxed);
+    auto x = std::make_unique<detail::Exchange>(pool, lease.c, lease.reused, url.to_string());
+    x->read_timeout_ms = static_cast<std::uint64_t>(o.head_timeout.count());
+    co_await x->send(std::move(bytes), req.body_source ? &req.body_source : nullptr, chunked,
+                     deadline);
+    ClientResponse res;
+    co_await x->read_head(req.method, res.head_, detail::deadline_after(loop, o.head_timeout),
+                          deadline);
+    res.protocol_ = x->version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1";
+    compress::Coding coding = compress::Coding::identity;
+    if (offer && res.has_header("content-encoding")) {
+        const std::string_view ce = res.header("content-encoding");
+        if (res.head_.header_values("content-encoding").size() == 1 &&
+            ce.find(',') == std::string_view::npos) {
+            if (auto c = compress::parse_coding(ascii::trim_ows(ce))) coding = *c;
+        }
+    }
+    x->decode(coding, o.max_body);
+    if (req.stream) {
+        res.body_ = ResponseBody(std::move(x));
+        co_return res;
+    }
+    co_await x->read_all(res.text_, o.max_body, deadline);
+    co_return res;
+}
+
+Task<ClientResponse> Client::request(ClientRequest req) {
+    Impl& impl = *impl_;
+    const ClientOptions& o = impl.options;
+    if (!detail::is_token(req.method))
+        throw std::invalid_argument("bad method \"" + req.method + "\"");
+    for (const auto& [n, v] : req.headers) detail::check_field(n, v);
+    if (req.content_length && !req.body_source)
+        throw std::invalid_argument("content_length is for a streamed body (body_source)");
+    Url url = Url::parse(req.url);
+    if (url.scheme == Scheme::ws || url.scheme == Scheme::wss)
+        throw std::invalid_argument("ws:// and wss:// URLs are for vela::ws::connect");
+    const bool follow = req.follow_redirects.value_or(o.follow_redirects);
+    int redirects = 0;
+    for (;;) {
+        // Retries: a stale reused connection once at once; a failed connect with backoff.
+        int attempt = 0;
+        bool stale_retried = false;
+        std::optional<ClientResponse> res;
+        for (;;) {
+            std::exception_ptr error;
+            bool again = false;
+            try {
+                res.emplace(co_await send_once(req, url, stale_retried ? -1 : attempt));
+            } catch (const detail::StaleConnection&) {
+                if (!idempotent_or_fresh(req, stale_retried)) {
+                    error = std::current_exception();
+                } else {
+                    stale_retried = true;
+                    again = true;
+                }
+            } catch (const ConnectError&) {
+                error = std::current_exception();
+                again = detail::idempotent(req.method) && attempt < o.retries;
+            } catch (...) {
+                error = std::current_exception();
+            }
+            if (res) break;
+            if (!again) {
+                impl.failures.fetch_add(1, std::memory_order_relaxed);
+                std::rethrow_exception(error);
+            }
+            impl.retries.fetch_add(1, std::memory_order_relaxed);
+            if (error) {
+                co_await vela::sleep(o.retry_backoff * (1 << std::min(attempt, 10)));
+                ++attempt;
+            }
+        }
+        res->url_ = url.to_string();
+        res->redirects_ = redirects;
+        const int status = res->status();
+        if (!follow || !detail::is_redirect(status) || !res->has_header("location"))
+            co_return std::move(*res);
+        Url next;
+        try {
+            next = url.resolve(res->header("location"));
+        } catch (const std::invalid_argument&) {
+            co_return std::move(*res);  // a Location we cannot follow: the caller sees the 3xx
+        }
+        if (next.scheme == Scheme::ws || next.scheme == Scheme::wss) co_return std::move(*res);
+        if (redirects >= o.max_redirects)
+            throw ProtocolError(url.to_string() + ": more than " + std::to_string(o.max_redirects) +
+                                " redirects (max_redirects)");
+        // RFC 9110 15.4: 303 turns anything but HEAD into GET; 301 and 302 turn POST into GET
+        // (what every user agent does); 307 and 308 keep the method and the body.
+        const bool to_get = (status == 303 && req.method != "HEAD") ||
+                            ((status == 301 || status == 302) && req.method == "POST");
+        if (to_get) {
+            req.method = "GET";
+            req.body.clear();
+            req.body_source = nullptr;
+            req.content_length.reset();
+            detail::remove_field(req.headers, "content-type");
+        } else if (req.body_source) {
+            co_return std::move(*res);  // a streamed body cannot be sent a second time
+        }
+        // Credentials go only to the origin they were given for.
+        if (next.origin() != url.origin()) {
+            detail::remove_field(req.headers, "authorization");
+            detail::remove_field(req.headers, "proxy-authorization");
+            detail::remove_field(req.headers, "cookie");
+            next.has_userinfo = false;
+        } else if (url.has_userinfo && !next.has_userinfo) {
+            next.user = url.user;
+            next.password = url.password;
+            next.has_userinfo = true;
+        }
+        url = std::move(next);
+        ++redirects;
+    }
+}
+
+bool Client::idempotent_or_fresh(const ClientRequest& req, bool stale_retried) {
+    return !stale_retried && !req.body_source && detail::idempotent(req.method);
+}
+
+namespace {
+ClientRequest make(std::string method, std::string url, std::vector<Header> headers,
+                   std::string body = {}, std::string content_type = {}) {
+    ClientRequest r;
+    r.method = std::move(method);
+    r.url = std::move(url);
+    r.headers = std::move(headers);
+    r.body = std::move(body);
+    if (!content_type.empty()) r.headers.emplace_back("Content-Type", std::move(content_type));
+    return r;
+}
+}  // namespace
+
+Task<ClientResponse> Client::get(std::string url, std::vector<Header> headers) {
+    return request(make("GET", std::move(url), std::move(headers)));
+}
+
+Task<ClientResponse> Client::head(std::string url, std::vector<Header> headers) {
+    return request(make("HEAD", std::move(url), std::move(headers)));
+}
+
+Task<ClientResponse> Client::del(std::string url, std::vector<Header> headers) {
+    return request(make("DELETE", std::move(url), std::move(headers)));
+}
+
+Task<ClientResponse> Client::post(std::string url, std::string body, std::string content_type) {
+    return request(make("POST", std::move(url), {}, std::move(body), std::move(content_type)));
+}
+
+Task<ClientResponse> Client::put(std::string url, std::string body, std::string content_type) {
+    return request(make("PUT", std::move(url), {}, std::move(body), std::move(content_type)));
+}
+
+Task<ClientResponse> Client::patch(std::string url, std::string body, std::string content_type) {
+    return request(make("PATCH", std::move(url), {}, std::move(body), std::move(content_type)));
+}
+
+}  // namespace vela::http

@@ -1,0 +1,267 @@
+#include "client/pool.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "vela/reactor/blocking.hpp"
+
+namespace vela::http::detail {
+
+namespace {
+
+bool numeric(const std::string& host, Address& a, std::uint16_t port) {
+    auto* s4 = reinterpret_cast<sockaddr_in*>(&a.sa);
+    if (::inet_pton(AF_INET, host.c_str(), &s4->sin_addr) == 1) {
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons(port);
+        a.len = sizeof(sockaddr_in);
+        return true;
+    }
+    auto* s6 = reinterpret_cast<sockaddr_in6*>(&a.sa);
+    if (::inet_pton(AF_INET6, host.c_str(), &s6->sin6_addr) == 1) {
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons(port);
+        a.len = sizeof(sockaddr_in6);
+        return true;
+    }
+    return false;
+}
+
+std::vector<Address> lookup(const std::string& host) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_ADDRCONFIG;
+    addrinfo* res = nullptr;
+    const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
+    if (rc != 0) {
+        throw ConnectError("cannot resolve \"" + host + "\": " + ::gai_strerror(rc) +
+                           (rc == EAI_NONAME ? " (check the host name)" : ""));
+    }
+    std::vector<Address> out;
+    for (addrinfo* p = res; p; p = p->ai_next) {
+        if (p->ai_family != AF_INET && p->ai_family != AF_INET6) continue;
+        Address a;
+        std::memcpy(&a.sa, p->ai_addr, p->ai_addrlen);
+        a.len = p->ai_addrlen;
+        out.push_back(a);
+    }
+    ::freeaddrinfo(res);
+    if (out.empty()) throw ConnectError("cannot resolve \"" + host + "\": no IPv4 or IPv6 address");
+    return out;
+}
+
+void set_port(Address& a, std::uint16_t port) {
+    if (a.sa.ss_family == AF_INET)
+        reinterpret_cast<sockaddr_in*>(&a.sa)->sin_port = htons(port);
+    else
+        reinterpret_cast<sockaddr_in6*>(&a.sa)->sin6_port = htons(port);
+}
+
+}  // namespace
+
+Task<std::vector<Address>> Resolver::resolve(const Url& url) {
+    std::vector<Address> out;
+    if (url.scheme == Scheme::http_unix) {
+        Address a;
+        auto* un = reinterpret_cast<sockaddr_un*>(&a.sa);
+        if (url.host.size() >= sizeof un->sun_path)
+            throw ConnectError("Unix socket path too long: " + url.host);
+        un->sun_family = AF_UNIX;
+        std::memcpy(un->sun_path, url.host.data(), url.host.size());
+        a.len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + url.host.size() + 1);
+        out.push_back(a);
+        co_return out;
+    }
+    Address a;
+    if (numeric(url.host, a, url.port)) {
+        out.push_back(a);
+        co_return out;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    {
+        std::lock_guard lk(mu_);
+        auto it = cache_.find(url.host);
+        if (it != cache_.end() && it->second.expiry > now) out = it->second.addrs;
+    }
+    if (out.empty()) {
+        auto work = [host = url.host] { return lookup(host); };
+        out = co_await run_blocking(std::move(work));
+        std::lock_guard lk(mu_);
+        if (cache_.size() > 10'000) cache_.clear();
+        cache_[url.host] = Entry{out, std::chrono::steady_clock::now() + ttl_};
+    }
+    for (Address& x : out) set_port(x, url.port);
+    co_return out;
+}
+
+void Resolver::forget(const std::string& host) {
+    std::lock_guard lk(mu_);
+    cache_.erase(host);
+}
+
+OriginPool::~OriginPool() {
+    for (Connection* c : idle) delete c;
+}
+
+Connection* OriginPool::take_idle() {
+    while (!idle.empty()) {
+        Connection* c = idle.back();
+        idle.pop_back();
+        owner.impl.idle.fetch_sub(1, std::memory_order_relaxed);
+        if (c->usable()) {
+            c->unpark();
+            return c;
+        }
+        c->idle = false;
+        discard(c);
+    }
+    return nullptr;
+}
+
+void OriginPool::release(Connection* c, bool reusable) {
+    if (!reusable || !c->usable() || idle.size() >= owner.impl.options.max_idle_per_origin) {
+        discard(c);
+        return;
+    }
+    ++c->served;
+    c->lent = false;
+    c->park(owner.loop.now_ms() +
+            static_cast<std::uint64_t>(owner.impl.options.idle_timeout.count()));
+    if (c->idle) {  // park() reads on; a FIN already there discards it at once
+        idle.push_back(c);
+        owner.impl.idle.fetch_add(1, std::memory_order_relaxed);
+    }
+    wake_one();
+}
+
+void OriginPool::discard(Connection* c) {
+    if (c->idle) {
+        for (std::size_t i = 0; i < idle.size(); ++i) {
+            if (idle[i] == c) {
+                idle.erase(idle.begin() + static_cast<std::ptrdiff_t>(i));
+                owner.impl.idle.fetch_sub(1, std::memory_order_relaxed);
+                break;
+            }
+        }
+        c->idle = false;
+    }
+    if (c->pool == nullptr) return;  // already discarded
+    c->pool = nullptr;
+    c->close();
+    --open;
+    owner.impl.open.fetch_sub(1, std::memory_order_relaxed);
+    owner.loop.defer([c] { delete c; });
+    wake_one();
+}
+
+void OriginPool::enqueue(SlotWaiter& w) {
+    w.prev = last;
+    w.next = nullptr;
+    if (last)
+        last->next = &w;
+    else
+        first = &w;
+    last = &w;
+}
+
+void OriginPool::dequeue(SlotWaiter& w) noexcept {
+    if (w.prev)
+        w.prev->next = w.next;
+    else if (first == &w)
+        first = w.next;
+    else
+        return;  // not queued
+    if (w.next)
+        w.next->prev = w.prev;
+    else
+        last = w.prev;
+    w.prev = w.next = nullptr;
+}
+
+void OriginPool::wake_one() {
+    SlotWaiter* w = first;
+    if (!w) return;
+    dequeue(*w);
+    w->woken = true;
+    // Resumed from the loop: the caller may be deep in a connection's callback.
+    const std::coroutine_handle<> h = w->h;
+    owner.loop.defer([h] { h.resume(); });
+}
+
+OriginPool& LoopPools::pool_for(const Url& url) {
+    std::string key = url.origin();
+    auto it = pools.find(key);
+    if (it != pools.end()) return *it->second;
+    Url origin = url;
+    origin.target.assign(1, '/');
+    origin.user.clear();
+    origin.password.clear();
+    origin.has_userinfo = false;
+    auto p = std::make_unique<OriginPool>(*this, std::move(origin));
+    OriginPool& ref = *p;
+    pools.emplace(std::move(key), std::move(p));
+    return ref;
+}
+
+}  // namespace vela::http::detail
+
+namespace vela::http {
+
+Client::Impl::Impl(ClientOptions o) : options(std::move(o)), resolver(options.dns_ttl) {}
+
+// A loop destroyed while the client lives took its backend, wheel and buffer pool with it:
+// the connections it had can only have their sockets closed; the objects are left (they
+// would touch the dead loop on destruction).
+void Client::Impl::abandon(detail::LoopPools& lp) noexcept {
+    for (auto& [key, pool] : lp.pools) {
+        for (detail::Connection* c : pool->idle) {
+            ::close(c->t.io.fd);
+            c->t.io.fd = -1;
+        }
+        idle.fetch_sub(static_cast<std::int64_t>(pool->idle.size()), std::memory_order_relaxed);
+        open.fetch_sub(static_cast<std::int64_t>(pool->open), std::memory_order_relaxed);
+        pool->idle.clear();
+        pool->open = 0;
+    }
+}
+
+Client::Impl::~Impl() {
+    for (auto& lp : loops) {
+        if (!lp->ref.alive()) {
+            abandon(*lp);
+            (void)lp.release();
+        }
+    }
+}
+
+detail::LoopPools& Client::Impl::here() {
+    Loop* l = Loop::current();
+    if (!l) throw std::logic_error("vela::http::Client: requests must be made on a vela loop");
+    std::lock_guard lk(mu);
+    for (auto& lp : loops)
+        if (&lp->loop == l && lp->ref.same_loop(l->ref())) return *lp;
+    // A new loop: forget the pools of loops that are gone.
+    std::erase_if(loops, [this](std::unique_ptr<detail::LoopPools>& lp) {
+        if (lp->ref.alive()) return false;
+        abandon(*lp);
+        (void)lp.release();
+        return true;
+    });
+    loops.push_back(std::make_unique<detail::LoopPools>(*this, *l));
+    return *loops.back();
+}
+
+tls::ClientContext& Client::Impl::tls() {
+    std::lock_guard lk(mu);
+    if (!tls_ctx) tls_ctx = tls::ClientContext::create(options.tls);
+    return *tls_ctx;
+}
+
+}  // namespace vela::http

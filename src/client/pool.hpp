@@ -1,0 +1,124 @@
+#pragma once
+// The client's shared state: per-loop connection pools, the resolver cache, the TLS context
+// and the counters. One Impl per Client; one LoopPools per loop that sent a request, used
+// only on that loop; one OriginPool per origin in it.
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <coroutine>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "client/connection.hpp"
+#include "vela/client/client.hpp"
+#include "vela/reactor/loop.hpp"
+
+namespace vela::http::detail {
+
+/// One resolved address.
+struct Address {
+    sockaddr_storage sa{};
+    socklen_t len = 0;
+};
+
+/// Host name resolution off the loop, cached for a while (see ClientOptions::dns_ttl).
+class Resolver {
+  public:
+    explicit Resolver(std::chrono::seconds ttl) : ttl_(ttl) {}
+    /// The addresses of `url`'s host (numeric hosts and Unix paths without a lookup), in the
+    /// order getaddrinfo sorts them (RFC 6724), IPv6 and IPv4 both. Throws ConnectError.
+    Task<std::vector<Address>> resolve(const Url& url);
+    /// Forgets `host` (its addresses all failed).
+    void forget(const std::string& host);
+
+  private:
+    struct Entry {
+        std::vector<Address> addrs;
+        std::chrono::steady_clock::time_point expiry;
+    };
+    std::chrono::seconds ttl_;
+    std::mutex mu_;
+    std::unordered_map<std::string, Entry> cache_;
+};
+
+class LoopPools;
+
+/// Waits for a free connection slot of an OriginPool (intrusive list node).
+struct SlotWaiter {
+    std::coroutine_handle<> h{};
+    SlotWaiter* next = nullptr;
+    SlotWaiter* prev = nullptr;
+    bool woken = false;
+};
+
+/// The connections of one origin on one loop.
+class OriginPool {
+  public:
+    OriginPool(LoopPools& owner, Url origin) : owner(owner), origin(std::move(origin)) {}
+    ~OriginPool();
+
+    /// An idle usable connection (LIFO: the warmest), or null.
+    Connection* take_idle();
+    /// Returns a connection after a complete response: parked when `reusable`, else closed.
+    void release(Connection* c, bool reusable);
+    /// Closes and forgets a connection (idle or busy).
+    void discard(Connection* c);
+    /// Wakes the first waiter for a slot (from the loop, not from the caller's frame).
+    void wake_one();
+    /// Adds/removes a slot waiter.
+    void enqueue(SlotWaiter& w);
+    void dequeue(SlotWaiter& w) noexcept;
+
+    LoopPools& owner;
+    Url origin;
+    std::vector<Connection*> idle;
+    std::size_t open = 0;  // connections open or being opened
+    SlotWaiter* first = nullptr;
+    SlotWaiter* last = nullptr;
+};
+
+/// Every pool of one loop.
+class LoopPools {
+  public:
+    LoopPools(Client::Impl& impl, Loop& loop) : impl(impl), loop(loop), ref(loop.ref()) {}
+    /// The pool of `url`'s origin (made on first use).
+    OriginPool& pool_for(const Url& url);
+
+    Client::Impl& impl;
+    Loop& loop;
+    LoopRef ref;
+    std::unordered_map<std::string, std::unique_ptr<OriginPool>> pools;
+};
+
+}  // namespace vela::http::detail
+
+namespace vela::http {
+
+/// The state a Client shares between loops.
+struct Client::Impl {
+    explicit Impl(ClientOptions o);
+    ~Impl();
+    /// This loop's pools (made on first use); throws std::logic_error off a loop.
+    detail::LoopPools& here();
+    /// Closes the sockets of a gone loop's pools (see pool.cpp).
+    void abandon(detail::LoopPools& lp) noexcept;
+    /// The TLS context (made on first https use); throws TlsError.
+    tls::ClientContext& tls();
+
+    ClientOptions options;
+    detail::Resolver resolver;
+    std::mutex mu;
+    std::vector<std::unique_ptr<detail::LoopPools>> loops;
+    std::shared_ptr<tls::ClientContext> tls_ctx;
+    std::atomic<std::uint64_t> requests{0}, failures{0}, opened{0}, reused{0}, retries{0},
+        resumed{0};
+    std::atomic<std::int64_t> open{0}, idle{0};
+};
+
+}  // namespace vela::http

@@ -1,0 +1,715 @@
+// vela::http::Client against real servers on loopback: vela Apps (plain, TLS, Unix socket),
+// python3's http.server, and scripted raw-socket servers that misbehave on purpose.
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "e2e/client.hpp"
+#include "e2e/example_process.hpp"
+#include "vela/async/when_all.hpp"
+#include "vela/client/client.hpp"
+#include "vela/reactor/block_on.hpp"
+
+namespace vela::e2e {
+namespace {
+
+using http::Client;
+using http::ClientOptions;
+using http::ClientRequest;
+using http::ClientResponse;
+
+struct Item {
+    std::string name;
+    int qty = 0;
+};
+VELA_REFLECT(Item, name, qty)
+
+std::string base(const App& app, std::size_t index = 0) {
+    return "http://127.0.0.1:" + std::to_string(app.port(index));
+}
+
+// A server on 127.0.0.1 that runs `script(fd)` for each connection it accepts, on its own
+// thread, one connection at a time (for answers no real server gives).
+class RawServer {
+  public:
+    explicit RawServer(std::function<void(int)> script) : script_(std::move(script)) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int one = 1;
+        ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+        EXPECT_EQ(::listen(fd_, 64), 0);
+        port_ = net::local_port(fd_);
+        thread_ = std::thread([this] {
+            while (!stop_) {
+                pollfd p{fd_, POLLIN, 0};
+                if (::poll(&p, 1, 50) <= 0) continue;
+                const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+                if (c < 0) continue;
+                ++accepted;
+                script_(c);
+                ::close(c);
+            }
+        });
+    }
+    ~RawServer() {
+        stop_ = true;
+        thread_.join();
+        ::close(fd_);
+    }
+    std::string url(std::string_view path = "/") const {
+        return "http://127.0.0.1:" + std::to_string(port_) + std::string(path);
+    }
+    std::atomic<int> accepted{0};
+
+  private:
+    std::function<void(int)> script_;
+    int fd_ = -1;
+    std::uint16_t port_ = 0;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+// Reads one request head (up to the blank line) from `fd`; empty at the end of the
+// connection.
+std::string read_head(int fd) {
+    std::string got;
+    char c;
+    while (got.find("\r\n\r\n") == std::string::npos) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 3000) <= 0) return got;
+        if (::read(fd, &c, 1) != 1) return got;
+        got += c;
+    }
+    return got;
+}
+
+void write_all(int fd, std::string_view s) {
+    while (!s.empty()) {
+        const ssize_t n = ::send(fd, s.data(), s.size(), MSG_NOSIGNAL);
+        if (n <= 0) return;
+        s.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+template <class T>
+T run(Task<T> t) {
+    return block_on(std::move(t));
+}
+
+class HttpClientTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        add_basic_routes(app);
+        app.get("/json", [] { return Item{"pen", 3}; });
+        app.post("/items", [](Json<Item> item) {
+            Item out = item.value;
+            out.qty += 1;
+            return out;
+        });
+        app.get("/headers", [](Request& r) {
+            std::string out;
+            for (const char* n : {"host", "user-agent", "authorization", "cookie", "x-extra"})
+                out += std::string(n) + "=" + std::string(r.header(n)) + "\n";
+            return out;
+        });
+        app.get("/big", [](Request& r) {
+            const auto n = std::stoul(r.query("n").value_or("0"));
+            return std::string(n, 'x');
+        });
+        app.get("/chunks", [] {
+            Response res;
+            auto left = std::make_shared<int>(64);
+            res.set_body_source([left]() -> std::optional<std::string> {
+                if ((*left)-- == 0) return std::nullopt;
+                return std::string(16 * 1024, static_cast<char>('a' + *left % 26));
+            });
+            return res;
+        });
+        app.get("/nocontent", [] { return Response(Status::NoContent); });
+        app.get("/redirect/{code}", [](Request& r) {
+            Response res(static_cast<Status>(std::stoi(std::string(r.param("code")))));
+            res.add_header("Location", r.query("to").value_or(""));
+            return res;
+        });
+        app.post("/redirect/{code}", [](Request& r) {
+            Response res(static_cast<Status>(std::stoi(std::string(r.param("code")))));
+            res.add_header("Location", r.query("to").value_or(""));
+            return res;
+        });
+        app.get("/method", [](Request& r) { return "GET " + std::string(r.body()); });
+        app.post("/method", [](Request& r) { return "POST " + std::string(r.body()); });
+        start_app(app);
+    }
+    App app;
+};
+
+TEST_F(HttpClientTest, GetReadsStatusHeadersAndBody) {
+    Client c;
+    ClientResponse r = run(c.get(base(app) + "/hello"));
+    EXPECT_EQ(r.status(), 200);
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r.text(), "Hello, World!");
+    EXPECT_EQ(r.header("content-length"), "13");
+    EXPECT_EQ(r.protocol(), "HTTP/1.1");
+    EXPECT_EQ(r.url(), base(app) + "/hello");
+    const ClientResponse missing = run(c.get(base(app) + "/nowhere"));
+    EXPECT_EQ(missing.status(), 404);
+}
+
+TEST_F(HttpClientTest, KeepAliveReusesOneConnection) {
+    Client c;
+    auto many = [&]() -> Task<int> {
+        int ok = 0;
+        for (int i = 0; i < 20; ++i) {
+            ClientResponse r = co_await c.get(base(app) + "/users/" + std::to_string(i));
+            if (r.text() == std::to_string(i)) ++ok;
+        }
+        co_return ok;
+    };
+    EXPECT_EQ(run(many()), 20);
+    const http::ClientStats s = c.stats();
+    EXPECT_EQ(s.connections_opened, 1u);
+    EXPECT_EQ(s.connections_reused, 19u);
+    EXPECT_EQ(s.requests, 20u);
+}
+
+TEST_F(HttpClientTest, SendsHostUserAgentAndExtraHeaders) {
+    Client c;
+    std::vector<http::Header> h{{"X-Extra", "1"}};
+    const ClientResponse r = run(c.get(base(app) + "/headers", h));
+    EXPECT_NE(r.text().find("host=127.0.0.1:" + std::to_string(app.port())), std::string::npos);
+    EXPECT_NE(r.text().find("user-agent=vela"), std::string::npos);
+    EXPECT_NE(r.text().find("x-extra=1"), std::string::npos);
+}
+
+TEST_F(HttpClientTest, UserInfoBecomesBasicAuthorization) {
+    Client c;
+    const ClientResponse r =
+        run(c.get("http://alice:s%3Acret@127.0.0.1:" + std::to_string(app.port()) + "/headers"));
+    // base64("alice:s:cret")
+    EXPECT_NE(r.text().find("authorization=Basic YWxpY2U6czpjcmV0"), std::string::npos);
+}
+
+TEST_F(HttpClientTest, PostAndJsonHelpers) {
+    Client c;
+    const ClientResponse echo = run(c.post(base(app) + "/echo", "payload", "text/plain"));
+    EXPECT_EQ(echo.text(), "payload");
+    const Item item = run(c.get_json<Item>(base(app) + "/json"));
+    EXPECT_EQ(item.name, "pen");
+    EXPECT_EQ(item.qty, 3);
+    const ClientResponse created = run(c.post_json(base(app) + "/items", Item{"cup", 1}));
+    EXPECT_EQ(created.status(), 200);
+    EXPECT_EQ(created.json<Item>().qty, 2);
+    EXPECT_EQ(created.json()["name"].as_string(), "cup");
+    EXPECT_THROW(run(c.get_json<Item>(base(app) + "/nowhere")), std::runtime_error);
+}
+
+TEST_F(HttpClientTest, HeadAndNoContentHaveNoBody) {
+    Client c;
+    auto steps = [&]() -> Task<void> {
+        const ClientResponse h = co_await c.head(base(app) + "/big?n=5000");
+        EXPECT_EQ(h.status(), 200);
+        EXPECT_EQ(h.header("content-length"), "5000");
+        EXPECT_EQ(h.text(), "");
+        const ClientResponse n = co_await c.get(base(app) + "/nocontent");
+        EXPECT_EQ(n.status(), 204);
+        // The connection stays usable after both.
+        EXPECT_EQ((co_await c.get(base(app) + "/hello")).text(), "Hello, World!");
+    };
+    run(steps());
+    EXPECT_EQ(c.stats().connections_opened, 1u);
+}
+
+TEST_F(HttpClientTest, LargeBodiesBufferedAndStreamed) {
+    Client c;
+    const ClientResponse big = run(c.get(base(app) + "/big?n=3000000"));
+    EXPECT_EQ(big.text().size(), 3000000u);
+    auto stream = [&]() -> Task<std::size_t> {
+        ClientRequest req;
+        req.url = base(app) + "/chunks";
+        req.stream = true;
+        ClientResponse r = co_await c.request(std::move(req));
+        EXPECT_EQ(r.header("transfer-encoding"), "chunked");
+        std::size_t total = 0, pieces = 0;
+        while (auto piece = co_await r.body().read()) {
+            total += piece->size();
+            ++pieces;
+        }
+        EXPECT_GT(pieces, 1u);
+        EXPECT_TRUE(r.body().done());
+        // Read to the end, the connection went back to the pool.
+        EXPECT_EQ(c.stats().idle, 1u);
+        co_return total;
+    };
+    EXPECT_EQ(run(stream()), 64u * 16 * 1024);
+}
+
+TEST_F(HttpClientTest, StreamedRequestBody) {
+    Client c;
+    auto send = [&](bool with_length) -> Task<std::string> {
+        ClientRequest req;
+        req.method = "POST";
+        req.url = base(app) + "/echo";
+        auto n = std::make_shared<int>(0);
+        req.body_source = [n]() -> Task<std::optional<std::string>> {
+            if (*n == 5) co_return std::nullopt;
+            ++*n;
+            co_return std::string(1000, static_cast<char>('0' + *n));
+        };
+        if (with_length) req.content_length = 5000;
+        ClientResponse r = co_await c.request(std::move(req));
+        co_return r.text();
+    };
+    const std::string chunked = run(send(false));
+    EXPECT_EQ(chunked.size(), 5000u);
+    EXPECT_EQ(chunked.substr(0, 3), "111");
+    EXPECT_EQ(chunked.substr(4000, 3), "555");
+    EXPECT_EQ(run(send(true)).size(), 5000u);
+}
+
+TEST_F(HttpClientTest, AbandonedStreamClosesTheConnection) {
+    Client c;
+    auto half = [&]() -> Task<void> {
+        ClientRequest req;
+        req.url = base(app) + "/chunks";
+        req.stream = true;
+        ClientResponse r = co_await c.request(std::move(req));
+        (void)co_await r.body().read();
+    };  // the response dies half-read
+    run(half());
+    EXPECT_EQ(c.stats().idle, 0u);
+    EXPECT_EQ(c.stats().open, 0u);
+    EXPECT_EQ(run(c.get(base(app) + "/hello")).text(), "Hello, World!");
+}
+
+TEST_F(HttpClientTest, RedirectsFollowTheMethodRules) {
+    Client c;
+    const std::string b = base(app);
+    // Relative Location, 302 after a GET: still GET.
+    ClientResponse r = run(c.get(b + "/redirect/302?to=/hello"));
+    EXPECT_EQ(r.status(), 200);
+    EXPECT_EQ(r.text(), "Hello, World!");
+    EXPECT_EQ(r.redirects(), 1);
+    EXPECT_EQ(r.url(), b + "/hello");
+    // 303 after a POST: GET without the body; 307 and 308 keep both.
+    EXPECT_EQ(run(c.post(b + "/redirect/303?to=/method", "x")).text(), "GET ");
+    EXPECT_EQ(run(c.post(b + "/redirect/302?to=/method", "x")).text(), "GET ");
+    EXPECT_EQ(run(c.post(b + "/redirect/307?to=/method", "x")).text(), "POST x");
+    EXPECT_EQ(run(c.post(b + "/redirect/308?to=/method", "x")).text(), "POST x");
+    // Not followed when asked not to.
+    ClientRequest req;
+    req.url = b + "/redirect/301?to=/hello";
+    req.follow_redirects = false;
+    EXPECT_EQ(run(c.request(std::move(req))).status(), 301);
+}
+
+TEST_F(HttpClientTest, RedirectLimitAndCrossOriginCredentials) {
+    ClientOptions o;
+    o.max_redirects = 2;
+    Client c(o);
+    const std::string b = base(app);
+    // A loop of redirects ends with an error after the limit.
+    const std::string loop =
+        b + "/redirect/302?to=/redirect/302%3Fto%3D/redirect/302%3Fto%3D/hello";
+    EXPECT_NO_THROW(run(c.get(b + "/redirect/302?to=/redirect/302%3Fto%3D/hello")));
+    EXPECT_THROW(run(c.get(loop)), http::ProtocolError);
+    // Authorization and Cookie survive a same-origin redirect, not a cross-origin one
+    // (localhost and 127.0.0.1 are different origins).
+    Client d;
+    std::vector<http::Header> h{{"Authorization", "Bearer t"}, {"Cookie", "a=1"}};
+    const std::string same = run(d.get(b + "/redirect/302?to=/headers", h)).text();
+    EXPECT_NE(same.find("authorization=Bearer t"), std::string::npos);
+    EXPECT_NE(same.find("cookie=a=1"), std::string::npos);
+    const std::string other = "http://localhost:" + std::to_string(app.port()) + "/headers";
+    const std::string cross = run(d.get(b + "/redirect/302?to=" + other, h)).text();
+    EXPECT_NE(cross.find("authorization=\n"), std::string::npos);
+    EXPECT_NE(cross.find("cookie=\n"), std::string::npos);
+}
+
+TEST_F(HttpClientTest, PoolCapHoldsConcurrentRequests) {
+    ClientOptions o;
+    o.max_connections_per_origin = 2;
+    Client c(o);
+    auto burst = [&]() -> Task<int> {
+        std::vector<Task<ClientResponse>> tasks;
+        for (int i = 0; i < 16; ++i)
+            tasks.push_back(c.get(base(app) + "/users/" + std::to_string(i)));
+        std::vector<ClientResponse> rs = co_await when_all(std::move(tasks));
+        int ok = 0;
+        for (std::size_t i = 0; i < rs.size(); ++i)
+            if (rs[i].text() == std::to_string(i)) ++ok;
+        co_return ok;
+    };
+    EXPECT_EQ(run(burst()), 16);
+    EXPECT_LE(c.stats().connections_opened, 2u);
+}
+
+TEST_F(HttpClientTest, RefusedConnectIsAConnectError) {
+    const std::uint16_t port = free_port();  // nobody listens there
+    ClientOptions o;
+    o.retries = 1;
+    o.retry_backoff = std::chrono::milliseconds(1);
+    Client c(o);
+    try {
+        run(c.get("http://127.0.0.1:" + std::to_string(port) + "/"));
+        FAIL() << "no error";
+    } catch (const http::ConnectError& e) {
+        EXPECT_EQ(e.kind(), http::ErrorKind::connect);
+        EXPECT_NE(std::string(e.what()).find("Connection refused"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(c.stats().retries, 1u);
+    EXPECT_THROW(run(c.get("ftp://127.0.0.1/")), std::invalid_argument);
+}
+
+TEST_F(HttpClientTest, UnixSocket) {
+    const std::string path =
+        ::testing::TempDir() + "vela-client-" + std::to_string(::getpid()) + ".sock";
+    App u;
+    u.get("/where", [] { return "unix"; });
+    u.listen("unix:" + path);
+    u.start(1);
+    Client c;
+    std::string enc;
+    for (char ch : path) enc += ch == '/' ? std::string("%2F") : std::string(1, ch);
+    EXPECT_EQ(run(c.get("http+unix://" + enc + "/where")).text(), "unix");
+    u.stop();
+}
+
+// --- Misbehaving servers ---
+
+TEST(HttpClientFaults, GarbageAnswerIsAProtocolError) {
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd, "SSH-2.0-OpenSSH\r\n\r\n");
+    });
+    Client c;
+    EXPECT_THROW(run(c.get(s.url())), http::ProtocolError);
+}
+
+TEST(HttpClientFaults, ConflictingFramingIsAProtocolError) {
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd,
+                  "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "5\r\nhello\r\n0\r\n\r\n");
+    });
+    Client c;
+    EXPECT_THROW(run(c.get(s.url())), http::ProtocolError);
+}
+
+TEST(HttpClientFaults, BadChunkSizeIsAProtocolError) {
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n");
+    });
+    Client c;
+    EXPECT_THROW(run(c.get(s.url())), http::ProtocolError);
+}
+
+TEST(HttpClientFaults, CloseMidBodyIsAProtocolError) {
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part");
+    });
+    Client c;
+    try {
+        run(c.get(s.url()));
+        FAIL();
+    } catch (const http::ProtocolError& e) {
+        EXPECT_NE(std::string(e.what()).find("reading the body"), std::string::npos) << e.what();
+    }
+}
+
+TEST(HttpClientFaults, HugeHeadIsTooLarge) {
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd, "HTTP/1.1 200 OK\r\nX-Big: " + std::string(100000, 'a') + "\r\n\r\n");
+    });
+    Client c;
+    EXPECT_THROW(run(c.get(s.url())), http::TooLargeError);
+}
+
+TEST(HttpClientFaults, BodyPastMaxBodyIsTooLarge) {
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2000\r\n\r\n" + std::string(2000, 'b'));
+    });
+    ClientOptions o;
+    o.max_body = 1000;
+    Client c(o);
+    EXPECT_THROW(run(c.get(s.url())), http::TooLargeError);
+}
+
+TEST(HttpClientFaults, SilentServerTimesOutTheHead) {
+    RawServer s([](int fd) {
+        read_head(fd);
+        ::usleep(1500 * 1000);
+    });
+    ClientOptions o;
+    o.head_timeout = std::chrono::milliseconds(300);
+    Client c(o);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        run(c.get(s.url()));
+        FAIL();
+    } catch (const http::TimeoutError& e) {
+        EXPECT_EQ(e.phase(), http::TimeoutError::Phase::head);
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1400));
+}
+
+TEST(HttpClientFaults, RequestTimeoutCoversASlowBody) {
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc");
+        ::usleep(1500 * 1000);
+    });
+    ClientOptions o;
+    o.request_timeout = std::chrono::milliseconds(300);
+    Client c(o);
+    EXPECT_THROW(run(c.get(s.url())), http::TimeoutError);
+}
+
+TEST(HttpClientFaults, ServerClosingAKeptConnectionIsNotHandedOut) {
+    // Answers one request per connection but claims keep-alive, then closes.
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        ::usleep(50 * 1000);
+    });
+    Client c;
+    auto twice = [&]() -> Task<int> {
+        int ok = 0;
+        for (int i = 0; i < 3; ++i) {
+            ClientResponse r = co_await c.get(s.url());
+            ok += r.text() == "ok";
+            co_await vela::sleep(std::chrono::milliseconds(150));  // the server has closed by now
+        }
+        co_return ok;
+    };
+    EXPECT_EQ(run(twice()), 3);
+    EXPECT_EQ(s.accepted.load(), 3);
+}
+
+TEST(HttpClientFaults, StaleReusedConnectionIsRetriedOnce) {
+    // The server answers, keeps the connection open, then reads the next request and closes
+    // without an answer: the client sees a dead reused connection and sends it again.
+    std::atomic<int> conns{0};
+    RawServer s([&](int fd) {
+        const int n = ++conns;
+        read_head(fd);
+        write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n" + std::to_string(n));
+        if (n == 1) read_head(fd);  // the second request arrives: close without answering
+    });
+    Client c;
+    auto two = [&]() -> Task<std::string> {
+        std::string out = (co_await c.get(s.url())).text();
+        out += (co_await c.get(s.url())).text();
+        co_return out;
+    };
+    EXPECT_EQ(run(two()), "12");
+    EXPECT_EQ(c.stats().retries, 1u);
+    // A POST is not sent twice.
+    conns = 0;
+    auto posts = [&]() -> Task<void> {
+        (void)co_await c.post(s.url(), "a");
+        (void)co_await c.post(s.url(), "b");
+    };
+    EXPECT_THROW(run(posts()), http::ProtocolError);
+}
+
+TEST(HttpClientFaults, InterimResponsesAreSkipped) {
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd,
+                  "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+                  "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ndone");
+    });
+    Client c;
+    const ClientResponse r = run(c.get(s.url()));
+    EXPECT_EQ(r.status(), 200);
+    EXPECT_EQ(r.text(), "done");
+}
+
+TEST(HttpClientFaults, BodyUntilCloseAndHttp10) {
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd, "HTTP/1.0 200 OK\r\n\r\nto the end");
+    });
+    Client c;
+    const ClientResponse r = run(c.get(s.url()));
+    EXPECT_EQ(r.text(), "to the end");
+    EXPECT_EQ(r.protocol(), "HTTP/1.0");
+    EXPECT_EQ(c.stats().idle, 0u);
+}
+
+// --- Compression ---
+
+TEST(HttpClientCompression, DecodesWhatItOffered) {
+    App app;
+    app.use(compression());
+    app.get("/text", [] { return std::string(50000, 'z'); });
+    start_app(app);
+    Client c;
+    const ClientResponse r = run(c.get(base(app) + "/text"));
+    EXPECT_FALSE(r.header("content-encoding").empty());
+    EXPECT_EQ(r.text(), std::string(50000, 'z'));
+    // A request with its own Accept-Encoding gets the bytes as sent.
+    std::vector<http::Header> h{{"Accept-Encoding", "gzip"}};
+    const ClientResponse raw = run(c.get(base(app) + "/text", h));
+    EXPECT_EQ(raw.header("content-encoding"), "gzip");
+    EXPECT_LT(raw.text().size(), 50000u);
+    // A bomb stops at max_body.
+    ClientOptions o;
+    o.max_body = 10000;
+    Client small(o);
+    EXPECT_THROW(run(small.get(base(app) + "/text")), http::TooLargeError);
+}
+
+// --- TLS ---
+
+class HttpClientTls : public ::testing::Test {
+  protected:
+    void serve(const std::string& cert, const std::string& key) {
+        app.get("/hello", [] { return "secure"; });
+        TlsOptions t;
+        t.cert = cert;
+        t.key = key;
+        app.listen_tls("127.0.0.1:0", std::move(t));
+        app.start(1);
+    }
+    std::string url(std::string_view host = "localhost") const {
+        return "https://" + std::string(host) + ":" + std::to_string(app.port()) + "/hello";
+    }
+    // The handshake fails, for the reason `want`.
+    void expect_failure(Client& c, tls::Failure want) {
+        try {
+            run(c.get(url()));
+            ADD_FAILURE() << "no error";
+        } catch (const http::TlsHandshakeError& e) {
+            EXPECT_EQ(e.failure(), want) << e.what();
+        }
+    }
+    static ClientOptions trusting() {
+        ClientOptions o;
+        o.tls.ca_file = test::test_certs().ca;
+        return o;
+    }
+    App app;
+};
+
+TEST_F(HttpClientTls, VerifiedHandshakeByNameAndAddress) {
+    serve(test::test_certs().server_ec_cert, test::test_certs().server_ec_key);
+    Client c(trusting());
+    EXPECT_EQ(run(c.get(url())).text(), "secure");
+    EXPECT_EQ(run(c.get(url("127.0.0.1"))).text(), "secure");
+}
+
+TEST_F(HttpClientTls, UnknownCaIsRefused) {
+    serve(test::test_certs().server_ec_cert, test::test_certs().server_ec_key);
+    Client c;  // the system store does not know the test CA
+    expect_failure(c, tls::Failure::unknown_ca);
+}
+
+TEST_F(HttpClientTls, WrongHostIsRefused) {
+    serve(test::test_certs().sni_a_cert, test::test_certs().sni_a_key);  // for a.test only
+    Client c(trusting());
+    expect_failure(c, tls::Failure::wrong_host);
+}
+
+TEST_F(HttpClientTls, ExpiredCertificateIsRefused) {
+    serve(test::test_certs().expired_cert, test::test_certs().expired_key);
+    Client c(trusting());
+    expect_failure(c, tls::Failure::expired);
+}
+
+TEST_F(HttpClientTls, SelfSignedCertificateIsRefused) {
+    serve(test::test_certs().self_signed_cert, test::test_certs().self_signed_key);
+    Client c(trusting());
+    expect_failure(c, tls::Failure::self_signed);
+}
+
+TEST_F(HttpClientTls, VerificationOffAcceptsAnything) {
+    serve(test::test_certs().sni_a_cert, test::test_certs().sni_a_key);
+    ClientOptions o;
+    o.tls.verify = false;
+    Client c(o);
+    EXPECT_EQ(run(c.get(url())).text(), "secure");
+}
+
+TEST_F(HttpClientTls, ABadCaFileIsAStartupError) {
+    ClientOptions o;
+    o.tls.ca_file = "/nonexistent/ca.pem";
+    try {
+        Client c(o);
+        FAIL();
+    } catch (const TlsError& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/ca.pem"), std::string::npos);
+    }
+}
+
+TEST_F(HttpClientTls, KeepAliveOverTls) {
+    serve(test::test_certs().server_ec_cert, test::test_certs().server_ec_key);
+    Client c(trusting());
+    auto many = [&]() -> Task<int> {
+        int ok = 0;
+        for (int i = 0; i < 5; ++i) ok += (co_await c.get(url())).text() == "secure";
+        co_return ok;
+    };
+    EXPECT_EQ(run(many()), 5);
+    EXPECT_EQ(c.stats().connections_opened, 1u);
+    EXPECT_EQ(c.stats().tls_resumed, 0u);
+    // Another loop's new connection resumes the session (TLS 1.3 ticket).
+    EXPECT_EQ(run(c.get(url())).text(), "secure");
+    EXPECT_EQ(c.stats().connections_opened, 2u);
+    EXPECT_EQ(c.stats().tls_resumed, 1u);
+}
+
+// --- A real server that is not vela ---
+
+TEST(HttpClientPeers, PythonHttpServer) {
+    const std::string dir = ::testing::TempDir() + "vela-client-py-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir);
+    {
+        std::ofstream f(dir + "/file.txt");
+        f << "served by python";
+    }
+    const std::uint16_t port = free_port();
+    const pid_t py = ::fork();
+    if (py == 0) {
+        const std::string p = std::to_string(port);
+        ::execl("/usr/bin/python3", "python3", "-m", "http.server", "--bind", "127.0.0.1",
+                "--directory", dir.c_str(), p.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    Client c;
+    std::string body;
+    for (int i = 0; i < 50 && body.empty(); ++i) {
+        try {
+            body = run(c.get("http://127.0.0.1:" + std::to_string(port) + "/file.txt")).text();
+        } catch (const http::ConnectError&) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    }
+    EXPECT_EQ(body, "served by python");
+    ::kill(py, SIGTERM);
+    ::waitpid(py, nullptr, 0);
+}
+
+}  // namespace
+}  // namespace vela::e2e
