@@ -138,14 +138,55 @@ std::string address_text(const Address& a) {
     return buf;
 }
 
+// A connection made but not yet counted by its pool: closed on the way out of dial()
+// unless it was handed over.
+struct Unpooled {
+    Connection* c = nullptr;
+    ~Unpooled() {
+        if (c) destroy_unpooled(c);
+    }
+    Connection* take() noexcept { return std::exchange(c, nullptr); }
+};
+
+// Opens a CONNECT tunnel through the proxy the connection is dialled to (RFC 9110 9.3.6).
+Task<void> open_tunnel(OriginPool& pool, Connection* c, const std::string& where) {
+    const Url& o = pool.origin;
+    std::string authority = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
+    authority += ':';
+    authority += std::to_string(o.port);
+    std::string req = "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n";
+    if (!pool.proxy_auth.empty()) req += "Proxy-Authorization: " + pool.proxy_auth + "\r\n";
+    req += "\r\n";
+    Exchange x(pool, c, false, "proxy " + pool.dial_to.authority());
+    x.hold = true;
+    Loop& loop = pool.owner.loop;
+    const std::uint64_t deadline = deadline_after(loop, pool.owner.impl.options.connect_timeout);
+    ResponseHead head;
+    try {
+        co_await x.send(std::move(req), nullptr, false, deadline);
+        co_await x.read_head("CONNECT", head, deadline, 0);
+    } catch (const ClientError& e) {
+        throw ConnectError("cannot open a tunnel to " + where + ": " + e.what());
+    }
+    if (head.status() < 200 || head.status() > 299)
+        throw ConnectError("the proxy " + pool.dial_to.authority() + " refused the tunnel to " +
+                           where + ": " + std::to_string(head.status()) + " " +
+                           std::string(head.reason()));
+    if (!c->t.in.empty())
+        throw ConnectError("the proxy " + pool.dial_to.authority() +
+                           " sent bytes after its answer to CONNECT");
+}
+
 // Makes a new connection to the pool's origin: resolves, connects (trying each address in
-// turn within the connect timeout), and runs the TLS handshake for https.
+// turn within the connect timeout), opens a proxy tunnel when there is one, and runs the TLS
+// handshake for https.
 Task<Connection*> dial(OriginPool& pool) {
     Client::Impl& impl = pool.owner.impl;
     Loop& loop = pool.owner.loop;
     const Url& origin = pool.origin;
+    const Url& to = pool.dial_to;
     const ClientOptions& o = impl.options;
-    const std::vector<Address> addrs = co_await impl.resolver.resolve(origin);
+    const std::vector<Address> addrs = co_await impl.resolver.resolve(to);
     const std::uint64_t connect_deadline = deadline_after(loop, o.connect_timeout);
     std::string failures;
     int fd = -1;
@@ -188,28 +229,28 @@ Task<Connection*> dial(OriginPool& pool) {
     const std::string where = origin.scheme == Scheme::http_unix
                                   ? origin.host
                                   : origin.host + ":" + std::to_string(origin.port);
+    const std::string via = &to == &origin || pool.absolute ? "" : " (through the proxy)";
     if (fd < 0) {
-        impl.resolver.forget(origin.host);
+        impl.resolver.forget(to.host);
+        const std::string target =
+            to.scheme == Scheme::http_unix ? to.host : to.host + ":" + std::to_string(to.port);
         if (failures.find("timed out") != std::string::npos &&
             failures.find(": ", failures.find("timed out") + 1) == std::string::npos)
             throw TimeoutError(TimeoutError::Phase::connect,
-                               "cannot connect to " + where + " within " +
+                               "cannot connect to " + target + " within " +
                                    std::to_string(o.connect_timeout.count()) +
                                    " ms (connect_timeout)" + failures);
-        throw ConnectError("cannot connect to " + where + failures);
+        throw ConnectError("cannot connect to " + target + failures);
     }
-    std::unique_ptr<tls::Stream> ts;
-    if (origin.secure()) {
-        static constexpr std::string_view kAlpn[] = {"http/1.1"};
-        SSL* ssl = impl.tls().new_session(origin.host, origin.port, kAlpn);
-        ts = std::make_unique<tls::Stream>(ssl, loop.buffers(), loop.io());
-    }
-    auto* c = new Connection(pool, loop, fd, std::move(ts));
+    Unpooled guard{new Connection(pool, loop, fd, nullptr)};
+    Connection* c = guard.c;
     c->t.add();
-    if (!origin.secure()) {
-        c->read_on();
-        co_return c;
-    }
+    c->read_on();
+    if (pool.tunnel) co_await open_tunnel(pool, c, where);
+    if (!origin.secure() || pool.absolute) co_return guard.take();
+    static constexpr std::string_view kAlpn[] = {"http/1.1"};
+    SSL* ssl = impl.tls().new_session(origin.host, origin.port, kAlpn);
+    c->start_tls(std::make_unique<tls::Stream>(ssl, loop.buffers(), loop.io()));
     c->set_deadline(deadline_after(loop, o.tls_timeout));
     c->t.tls->start();
     c->read_on();
@@ -218,16 +259,14 @@ Task<Connection*> dial(OriginPool& pool) {
         c->set_deadline(0);
         if (tls::session_resumed(c->t.tls->ssl()))
             impl.resumed.fetch_add(1, std::memory_order_relaxed);
-        co_return c;
+        co_return guard.take();
     }
-    const bool timed_out = c->timed_out;
     auto [failure, why] = tls::handshake_failure(c->t.tls->ssl(), c->t.tls->last_error());
     if (!c->error && failure == tls::Failure::none) why = "the server closed the connection";
-    destroy_unpooled(c);
-    if (timed_out)
+    if (c->timed_out)
         throw TimeoutError(TimeoutError::Phase::tls,
-                           "TLS handshake with " + where + " timed out (tls_timeout)");
-    throw TlsHandshakeError(failure, "TLS handshake with " + where + " failed: " + why);
+                           "TLS handshake with " + where + via + " timed out (tls_timeout)");
+    throw TlsHandshakeError(failure, "TLS handshake with " + where + via + " failed: " + why);
 }
 
 // A connection for one request: an idle one (unless `fresh`), a new one while the pool has
@@ -316,13 +355,21 @@ void remove_field(std::vector<Header>& h, std::string_view name) {
 
 // The request head (and a body in memory) as HTTP/1.1 bytes (RFC 9112 3).
 std::string serialize(const ClientRequest& req, const Url& url, const ClientOptions& o,
-                      bool offer_codings, bool chunked) {
+                      const OriginPool& pool, bool offer_codings, bool chunked) {
     std::string out;
     out.reserve(256 + req.body.size());
     out += req.method;
     out += ' ';
-    out += url.target;
+    if (pool.absolute)
+        out += url.to_string();  // RFC 9112 3.2.2: absolute-form to a proxy
+    else
+        out += url.target;
     out += " HTTP/1.1\r\n";
+    if (pool.absolute && !pool.proxy_auth.empty()) {
+        out += "Proxy-Authorization: ";
+        out += pool.proxy_auth;
+        out += "\r\n";
+    }
     if (!has_field(req.headers, "host")) {
         out += "Host: ";
         out += url.authority();
@@ -441,7 +488,7 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
         detail::deadline_after(loop, req.timeout.count() > 0 ? req.timeout : o.request_timeout);
     const bool offer = o.decompress && !detail::has_field(req.headers, "accept-encoding");
     const bool chunked = req.body_source && !req.content_length;
-    std::string bytes = detail::serialize(req, url, o, offer, chunked);
+    std::string bytes = detail::serialize(req, url, o, pool, offer, chunked);
 
     detail::Lease lease = co_await detail::acquire(pool, attempt < 0, deadline);
     impl.requests.fetch_add(1, std::memory_order_relaxed);

@@ -19,6 +19,13 @@ Connection::Connection(OriginPool& p, Loop& loop, int fd, std::unique_ptr<tls::S
 
 Connection::~Connection() = default;
 
+void Connection::start_tls(std::unique_ptr<tls::Stream> tls) {
+    t.detach();
+    t.tls = std::move(tls);
+    t.attach(*this, this, &Connection::fire);
+    t.add();
+}
+
 void Connection::fire(TimerWheel::Entry* e) { static_cast<Connection*>(e->owner)->on_timer(); }
 
 void Connection::on_timer() {

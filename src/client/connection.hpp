@@ -64,6 +64,9 @@ class Connection final : public tls::StreamOwner {
     bool usable() const noexcept {
         return !t.closed() && !eof && !error && !broken && !t.io.peer_closed && t.in.empty();
     }
+    /// Puts the TLS transform `tls` under the connection (after a proxy's CONNECT tunnel was
+    /// opened in plain text) and registers the socket again.
+    void start_tls(std::unique_ptr<tls::Stream> tls);
     /// Closes the socket (the object is freed later by the pool).
     void close() noexcept { t.close(false); }
 

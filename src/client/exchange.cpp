@@ -30,6 +30,10 @@ Exchange::~Exchange() { release(false); }
 
 void Exchange::release(bool reusable) noexcept {
     if (!c_) return;
+    if (hold) {  // the caller keeps the connection, whatever happened
+        c_ = nullptr;
+        return;
+    }
     Connection* c = c_;
     c_ = nullptr;
     c->set_deadline(0);

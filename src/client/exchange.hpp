@@ -54,6 +54,9 @@ class Exchange {
     std::uint64_t read_timeout_ms = 30'000;
     /// True when the server may reuse this connection after the response.
     bool keep_alive = false;
+    /// Keep the connection at the end instead of giving it to the pool (a proxy's CONNECT:
+    /// the caller goes on with the tunnel).
+    bool hold = false;
     /// The HTTP version of the response (0 or 1).
     int version_minor = 1;
 

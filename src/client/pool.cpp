@@ -7,7 +7,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+
+#include "vela/base/ascii.hpp"
+#include "vela/base/base64.hpp"
 
 #include "vela/reactor/blocking.hpp"
 
@@ -195,16 +200,34 @@ void OriginPool::wake_one() {
     owner.loop.defer([h] { h.resume(); });
 }
 
+namespace {
+Url bare(const Url& u) {
+    Url o = u;
+    o.target.assign(1, '/');
+    o.user.clear();
+    o.password.clear();
+    o.has_userinfo = false;
+    return o;
+}
+}  // namespace
+
 OriginPool& LoopPools::pool_for(const Url& url) {
-    std::string key = url.origin();
+    const Url* proxy = impl.proxy_for(url);
+    // Through an http proxy every http origin shares the proxy's connections; an https
+    // origin gets tunnels of its own.
+    std::string key = !proxy         ? url.origin()
+                      : url.secure() ? url.origin() + " via " + proxy->origin()
+                                     : "proxy " + proxy->origin();
     auto it = pools.find(key);
     if (it != pools.end()) return *it->second;
-    Url origin = url;
-    origin.target.assign(1, '/');
-    origin.user.clear();
-    origin.password.clear();
-    origin.has_userinfo = false;
-    auto p = std::make_unique<OriginPool>(*this, std::move(origin));
+    auto p = std::make_unique<OriginPool>(*this, bare(proxy && !url.secure() ? *proxy : url));
+    p->dial_to = bare(proxy ? *proxy : url);
+    if (proxy) {
+        p->tunnel = url.secure();
+        p->absolute = !url.secure();
+        if (proxy->has_userinfo)
+            p->proxy_auth = "Basic " + base64_encode(proxy->user + ":" + proxy->password);
+    }
     OriginPool& ref = *p;
     pools.emplace(std::move(key), std::move(p));
     return ref;
@@ -214,7 +237,71 @@ OriginPool& LoopPools::pool_for(const Url& url) {
 
 namespace vela::http {
 
-Client::Impl::Impl(ClientOptions o) : options(std::move(o)), resolver(options.dns_ttl) {}
+namespace {
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+// An http:// proxy URL (a bare host:port gets http:// in front, as curl reads it).
+std::optional<Url> proxy_url(std::string text, std::string_view what) {
+    if (text.empty()) return std::nullopt;
+    if (text.find("://") == std::string::npos) text = "http://" + text;
+    Url u;
+    try {
+        u = Url::parse(text);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string(what) + ": " + e.what());
+    }
+    if (u.scheme != Scheme::http)
+        throw std::invalid_argument(std::string(what) +
+                                    ": only http:// proxies are supported, not " + text);
+    return u;
+}
+
+bool loopback(const std::string& host) {
+    return host == "localhost" || host == "::1" || host.starts_with("127.") ||
+           host.ends_with(".localhost");
+}
+}  // namespace
+
+Client::Impl::Impl(ClientOptions o) : options(std::move(o)), resolver(options.dns_ttl) {
+    std::string no = options.no_proxy;
+    if (!options.proxy.empty()) {
+        http_proxy = https_proxy = proxy_url(options.proxy, "ClientOptions::proxy");
+    } else if (options.proxy_from_env) {
+        proxy_from_env = true;
+        http_proxy = proxy_url(env("http_proxy"), "http_proxy");
+        std::string hs = env("HTTPS_PROXY");
+        https_proxy = proxy_url(hs.empty() ? env("https_proxy") : hs, "HTTPS_PROXY");
+        if (no.empty()) no = env("NO_PROXY").empty() ? env("no_proxy") : env("NO_PROXY");
+    }
+    ascii::for_each_list_item(no, [&](std::string_view item) {
+        std::string h(item);
+        for (char& ch : h) ch = ascii::lower(ch);
+        if (h == "*") no_proxy_all = true;
+        if (!h.empty() && h[0] == '[')
+            h = h.substr(1, h.find(']') - 1);  // [::1]
+        else if (std::count(h.begin(), h.end(), ':') == 1)
+            h = h.substr(0, h.find(':'));
+        while (!h.empty() && h[0] == '.') h.erase(0, 1);
+        if (!h.empty()) no_proxy.push_back(std::move(h));
+    });
+}
+
+const Url* Client::Impl::proxy_for(const Url& url) const {
+    if (url.scheme == Scheme::http_unix) return nullptr;
+    const std::optional<Url>& p = url.secure() ? https_proxy : http_proxy;
+    if (!p || no_proxy_all) return nullptr;
+    if (proxy_from_env && loopback(url.host)) return nullptr;
+    for (const std::string& n : no_proxy) {
+        if (url.host == n) return nullptr;
+        if (url.host.size() > n.size() && url.host.ends_with(n) &&
+            url.host[url.host.size() - n.size() - 1] == '.')
+            return nullptr;
+    }
+    return &*p;
+}
 
 // A loop destroyed while the client lives took its backend, wheel and buffer pool with it:
 // the connections it had can only have their sockets closed; the objects are left (they

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -76,7 +77,11 @@ class OriginPool {
     void dequeue(SlotWaiter& w) noexcept;
 
     LoopPools& owner;
-    Url origin;
+    Url origin;              // the origin served (for an http proxy: the proxy)
+    Url dial_to;             // where connections go: the origin or the proxy
+    bool tunnel = false;     // CONNECT through the proxy to the origin first
+    bool absolute = false;   // requests in absolute form (to an http proxy)
+    std::string proxy_auth;  // Proxy-Authorization value, or empty
     std::vector<Connection*> idle;
     std::size_t open = 0;  // connections open or being opened
     SlotWaiter* first = nullptr;
@@ -108,10 +113,16 @@ struct Client::Impl {
     detail::LoopPools& here();
     /// Closes the sockets of a gone loop's pools (see pool.cpp).
     void abandon(detail::LoopPools& lp) noexcept;
+    /// The proxy for `url`, or null (see ClientOptions::proxy).
+    const Url* proxy_for(const Url& url) const;
     /// The TLS context (made on first https use); throws TlsError.
     tls::ClientContext& tls();
 
     ClientOptions options;
+    std::optional<Url> http_proxy, https_proxy;
+    std::vector<std::string> no_proxy;
+    bool no_proxy_all = false;
+    bool proxy_from_env = false;
     detail::Resolver resolver;
     std::mutex mu;
     std::vector<std::unique_ptr<detail::LoopPools>> loops;

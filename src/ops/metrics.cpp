@@ -435,6 +435,38 @@ std::string AppMetrics::render() const {
             }
         }
     }
+    if (metrics_on_ && !options_.clients.empty()) {
+        std::vector<ClientSample> cs;
+        for (const ClientSource& c : options_.clients) cs.push_back(c.sample());
+        using Field = std::uint64_t ClientSample::*;
+        static constexpr struct {
+            const char* name;
+            const char* help;
+            const char* type;
+            Field field;
+        } kClient[] = {
+            {"vela_http_client_requests_total", "Requests sent by the HTTP client.", "counter",
+             &ClientSample::requests},
+            {"vela_http_client_failures_total", "HTTP client requests that ended with an error.",
+             "counter", &ClientSample::failures},
+            {"vela_http_client_retries_total", "HTTP client requests sent again.", "counter",
+             &ClientSample::retries},
+            {"vela_http_client_connections_opened_total", "HTTP client connections opened.",
+             "counter", &ClientSample::connections_opened},
+            {"vela_http_client_connections_reused_total",
+             "HTTP client requests sent on a kept-alive connection.", "counter",
+             &ClientSample::connections_reused},
+            {"vela_http_client_connections", "HTTP client connections open.", "gauge",
+             &ClientSample::open},
+            {"vela_http_client_idle_connections", "HTTP client connections idle in a pool.",
+             "gauge", &ClientSample::idle},
+        };
+        for (const auto& f : kClient) {
+            w.family(f.name, f.help, f.type);
+            for (std::size_t i = 0; i < cs.size(); ++i)
+                w.sample(f.name, {{"client", options_.clients[i].name}}, cs[i].*f.field);
+        }
+    }
     if (watchdog_) {
         w.family("vela_stalls_total", "Handlers the stall watchdog reported.", "counter");
         w.sample("vela_stalls_total", {}, stalls_.get());

@@ -14,12 +14,14 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "e2e/client.hpp"
 #include "e2e/example_process.hpp"
 #include "vela/async/when_all.hpp"
 #include "vela/client/client.hpp"
+#include "vela/client_metrics.hpp"
 #include "vela/reactor/block_on.hpp"
 
 namespace vela::e2e {
@@ -390,6 +392,53 @@ TEST_F(HttpClientTest, UnixSocket) {
     u.stop();
 }
 
+TEST(HttpClientLoops, OneClientServesSeveralLoops) {
+    App upstream;
+    upstream.get("/hello", [] { return "Hello, World!"; });
+    start_app(upstream);
+    Client http;  // shared by the gateway's two loops
+    App gateway;
+    const std::string up = base(upstream) + "/hello";
+    gateway.get("/via", [&]() -> Task<std::string> { co_return (co_await http.get(up)).text(); });
+    start_app(gateway, 2);
+    Client driver;
+    auto burst = [&]() -> Task<int> {
+        std::vector<Task<ClientResponse>> tasks;
+        for (int i = 0; i < 64; ++i) tasks.push_back(driver.get(base(gateway) + "/via"));
+        std::vector<ClientResponse> rs = co_await when_all(std::move(tasks));
+        int ok = 0;
+        for (const ClientResponse& r : rs) ok += r.text() == "Hello, World!";
+        co_return ok;
+    };
+    EXPECT_EQ(run(burst()), 64);
+    EXPECT_EQ(http.stats().requests, 64u);
+    EXPECT_EQ(http.stats().failures, 0u);
+    gateway.stop();  // its loops end before the client they use
+}
+
+TEST(HttpClientMetrics, CountersReachTheMetricsPage) {
+    Client c;
+    App app;
+    app.get("/hi", [] { return "hi"; });
+    MetricsOptions m;
+    m.clients.push_back(client_source("self", c));
+    metrics(app, std::move(m));
+    start_app(app);
+    auto steps = [&]() -> Task<std::string> {
+        (void)co_await c.get(base(app) + "/hi");
+        (void)co_await c.get(base(app) + "/hi");
+        co_return (co_await c.get(base(app) + "/metrics")).text();
+    };
+    const std::string page = run(steps());
+    // The third request is in flight while the page is made.
+    EXPECT_NE(page.find("vela_http_client_requests_total{client=\"self\"} 3"), std::string::npos)
+        << page;
+    EXPECT_NE(page.find("vela_http_client_connections_reused_total{client=\"self\"} 2"),
+              std::string::npos);
+    EXPECT_NE(page.find("vela_http_client_connections{client=\"self\"} 1"), std::string::npos);
+    EXPECT_NE(page.find("vela_http_client_idle_connections{client=\"self\"} 0"), std::string::npos);
+}
+
 // --- Misbehaving servers ---
 
 TEST(HttpClientFaults, GarbageAnswerIsAProtocolError) {
@@ -558,6 +607,108 @@ TEST(HttpClientFaults, BodyUntilCloseAndHttp10) {
     EXPECT_EQ(c.stats().idle, 0u);
 }
 
+// --- Through a forward proxy ---
+
+// A forward proxy on 127.0.0.1: CONNECT opens a tunnel, an absolute-form request is passed
+// on to its host as it is; both are relayed byte for byte. It records each request line and
+// Proxy-Authorization, and answers 407 when `require_auth` is set and the header is absent.
+class ForwardProxy {
+  public:
+    explicit ForwardProxy(bool require_auth = false)
+        : server_([this, require_auth](int fd) { serve(fd, require_auth); }) {}
+    std::string url() const {
+        const std::string u = server_.url();
+        return u.substr(0, u.size() - 1);
+    }
+    std::vector<std::string> lines() {
+        std::lock_guard lk(mu_);
+        return lines_;
+    }
+    std::vector<std::string> auths() {
+        std::lock_guard lk(mu_);
+        return auths_;
+    }
+
+  private:
+    void serve(int fd, bool require_auth) {
+        const std::string head = read_head(fd);
+        if (head.empty()) return;
+        const std::string line = head.substr(0, head.find("\r\n"));
+        std::string auth;
+        if (const auto at = head.find("Proxy-Authorization: "); at != std::string::npos)
+            auth = head.substr(at + 21, head.find("\r\n", at) - at - 21);
+        {
+            std::lock_guard lk(mu_);
+            lines_.push_back(line);
+            auths_.push_back(auth);
+        }
+        if (require_auth && auth.empty()) {
+            write_all(fd,
+                      "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n");
+            return;
+        }
+        // "CONNECT 127.0.0.1:port HTTP/1.1" or "GET http://127.0.0.1:port/path HTTP/1.1"
+        const bool tunnel = line.starts_with("CONNECT ");
+        std::string target = line.substr(line.find(' ') + 1);
+        target = target.substr(0, target.find(' '));
+        if (!tunnel) target = target.substr(7, target.find('/', 7) - 7);
+        const std::uint16_t port =
+            static_cast<std::uint16_t>(std::stoi(target.substr(target.rfind(':') + 1)));
+        const int up = connect_loopback(port);
+        if (up < 0) return;
+        if (tunnel)
+            write_all(fd, "HTTP/1.1 200 Connection established\r\n\r\n");
+        else
+            write_all(up, head);
+        relay(fd, up);
+        ::close(up);
+    }
+    static void relay(int a, int b) {
+        char buf[16384];
+        for (;;) {
+            pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+            if (::poll(p, 2, 3000) <= 0) return;
+            for (int i = 0; i < 2; ++i) {
+                if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+                const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
+                if (n <= 0) return;
+                write_all(i ? a : b, std::string_view(buf, static_cast<std::size_t>(n)));
+            }
+        }
+    }
+    std::mutex mu_;
+    std::vector<std::string> lines_, auths_;
+    RawServer server_;
+};
+
+TEST_F(HttpClientTest, HttpThroughAProxyInAbsoluteForm) {
+    ForwardProxy proxy;
+    ClientOptions o;
+    o.proxy = "http://u:p@" + proxy.url().substr(7);
+    Client c(o);
+    EXPECT_EQ(run(c.get(base(app) + "/hello")).text(), "Hello, World!");
+    ASSERT_EQ(proxy.lines().size(), 1u);
+    EXPECT_EQ(proxy.lines()[0], "GET " + base(app) + "/hello HTTP/1.1");
+    EXPECT_EQ(proxy.auths()[0], "Basic dTpw");  // base64("u:p")
+    // NO_PROXY: straight to the server.
+    o.no_proxy = "example.com, 127.0.0.1";
+    Client direct(o);
+    EXPECT_EQ(run(direct.get(base(app) + "/hello")).text(), "Hello, World!");
+    EXPECT_EQ(proxy.lines().size(), 1u);
+}
+
+TEST_F(HttpClientTest, ProxiesFromTheEnvironmentSkipLoopback) {
+    ForwardProxy proxy;
+    ::setenv("http_proxy", proxy.url().c_str(), 1);
+    Client c;
+    ::unsetenv("http_proxy");
+    EXPECT_EQ(run(c.get(base(app) + "/hello")).text(), "Hello, World!");
+    EXPECT_TRUE(proxy.lines().empty());
+    ClientOptions bad;
+    bad.proxy = "socks5://127.0.0.1:1080";
+    EXPECT_THROW(Client{bad}, std::invalid_argument);
+}
+
 // --- Compression ---
 
 TEST(HttpClientCompression, DecodesWhatItOffered) {
@@ -660,6 +811,36 @@ TEST_F(HttpClientTls, ABadCaFileIsAStartupError) {
         FAIL();
     } catch (const TlsError& e) {
         EXPECT_NE(std::string(e.what()).find("/nonexistent/ca.pem"), std::string::npos);
+    }
+}
+
+TEST_F(HttpClientTls, HttpsThroughAProxyTunnel) {
+    serve(test::test_certs().server_ec_cert, test::test_certs().server_ec_key);
+    ForwardProxy proxy;
+    ClientOptions o = trusting();
+    o.proxy = proxy.url();
+    Client c(o);
+    auto twice = [&]() -> Task<std::string> {
+        std::string a = (co_await c.get(url())).text();
+        co_return a + (co_await c.get(url())).text();
+    };
+    EXPECT_EQ(run(twice()), "securesecure");
+    ASSERT_EQ(proxy.lines().size(), 1u);  // one tunnel, kept alive
+    EXPECT_EQ(proxy.lines()[0], "CONNECT localhost:" + std::to_string(app.port()) + " HTTP/1.1");
+}
+
+TEST_F(HttpClientTls, AProxyRefusingTheTunnelIsAConnectError) {
+    serve(test::test_certs().server_ec_cert, test::test_certs().server_ec_key);
+    ForwardProxy proxy(true);
+    ClientOptions o = trusting();
+    o.proxy = proxy.url();
+    o.retries = 0;
+    Client c(o);
+    try {
+        run(c.get(url()));
+        FAIL();
+    } catch (const http::ConnectError& e) {
+        EXPECT_NE(std::string(e.what()).find("407"), std::string::npos) << e.what();
     }
 }
 

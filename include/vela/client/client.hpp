@@ -164,6 +164,18 @@ struct ClientOptions {
     std::chrono::seconds dns_ttl{30};
     /// TLS: trust store, verification, client certificate, resumption.
     TlsClientOptions tls{};
+    /// An HTTP proxy for every request ("http://[user:password@]host:port"): https:// goes
+    /// through a CONNECT tunnel, http:// is sent to the proxy in absolute form. Empty: none,
+    /// or the environment's when proxy_from_env.
+    std::string proxy;
+    /// Hosts reached directly: comma-separated names (a name also covers its subdomains; a
+    /// leading dot is ignored), IP addresses, or "*" for all (the NO_PROXY convention).
+    std::string no_proxy;
+    /// With `proxy` empty, use http_proxy (lower case only, as curl does: HTTP_PROXY can be
+    /// set by a CGI request's Proxy header) for http://, HTTPS_PROXY or https_proxy for
+    /// https://, and NO_PROXY or no_proxy. Loopback hosts never go through a proxy taken
+    /// from the environment.
+    bool proxy_from_env = true;
     /// The User-Agent sent when a request has none (empty: none).
     std::string user_agent = "vela";
 };

@@ -62,6 +62,34 @@ struct PoolSource {
     std::function<std::optional<PoolSample>()> sample;
 };
 
+/// What an outgoing HTTP client reports, summed over every loop (vela/client_metrics.hpp
+/// makes one for a vela::http::Client).
+struct ClientSample {
+    /// Requests sent (each try and redirect counts).
+    std::uint64_t requests = 0;
+    /// Requests that ended with an error.
+    std::uint64_t failures = 0;
+    /// Requests sent again after a dead connection or a failed connect.
+    std::uint64_t retries = 0;
+    /// Connections opened.
+    std::uint64_t connections_opened = 0;
+    /// Requests sent on a kept-alive connection.
+    std::uint64_t connections_reused = 0;
+    /// Connections open now.
+    std::uint64_t open = 0;
+    /// Of those, idle in a pool.
+    std::uint64_t idle = 0;
+};
+
+/// A client to report as vela_http_client_*{client="name"}: `sample` is called by the thread
+/// that renders the metrics and must be thread-safe.
+struct ClientSource {
+    /// The `client` label.
+    std::string name;
+    /// The client's figures now.
+    std::function<ClientSample()> sample;
+};
+
 /// Settings of vela::metrics.
 struct MetricsOptions {
     /// Where the metrics are served (GET); empty: not routed (vela::metrics_text() only).
@@ -71,6 +99,8 @@ struct MetricsOptions {
     std::chrono::milliseconds lag_interval{500};
     /// Connection pools to report.
     std::vector<PoolSource> pools;
+    /// Outgoing HTTP clients to report.
+    std::vector<ClientSource> clients;
 };
 
 /// Settings of vela::stall_watchdog.
