@@ -27,18 +27,21 @@ std::uint64_t deadline_after(Loop& loop, std::chrono::milliseconds d) {
     return d.count() > 0 ? loop.now_ms() + static_cast<std::uint64_t>(d.count()) : 0;
 }
 
-// Waits for a non-blocking connect to finish, or for its share of the connect timeout.
+// Waits for a non-blocking connect to finish, or for its share of the connect timeout. The
+// handle lives on the heap and is freed after the loop's current batch of events: a request
+// cancelled while its connect is pending must not leave the backend a freed handle to look at.
 class ConnectWait final : public IoSink {
   public:
-    ConnectWait(Loop& loop, int fd, std::uint64_t ms) : loop_(loop), ms_(ms) {
-        h_.fd = fd;
-        h_.sink = this;
-        h_.kind = IoHandle::await_write;
+    ConnectWait(Loop& loop, int fd, std::uint64_t ms) : loop_(loop), h_(new IoHandle), ms_(ms) {
+        h_->fd = fd;
+        h_->sink = this;
+        h_->kind = IoHandle::await_write;
     }
     ~ConnectWait() override {
-        if (h_.registered) loop_.io().remove(h_);
+        if (h_->registered) loop_.io().remove(*h_);
         if (timer_) loop_.cancel(timer_);
-        if (h_.fd >= 0) ::close(h_.fd);
+        if (h_->fd >= 0) ::close(h_->fd);
+        loop_.defer([h = h_] { delete h; });
     }
     ConnectWait(const ConnectWait&) = delete;
     ConnectWait& operator=(const ConnectWait&) = delete;
@@ -46,7 +49,7 @@ class ConnectWait final : public IoSink {
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> co) {
         co_ = co;
-        loop_.io().add(h_);
+        loop_.io().add(*h_);
         timer_ = loop_.call_after(std::chrono::milliseconds(ms_), [this] {
             timer_ = 0;
             timed_out = true;
@@ -54,7 +57,7 @@ class ConnectWait final : public IoSink {
         });
     }
     void await_resume() {
-        if (h_.registered) loop_.io().remove(h_);
+        if (h_->registered) loop_.io().remove(*h_);
         if (timer_) loop_.cancel(timer_);
         timer_ = 0;
     }
@@ -63,10 +66,10 @@ class ConnectWait final : public IoSink {
     int result() const {
         int err = 0;
         socklen_t len = sizeof err;
-        if (::getsockopt(h_.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+        if (::getsockopt(h_->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
         return err;
     }
-    int release_fd() noexcept { return std::exchange(h_.fd, -1); }
+    int release_fd() noexcept { return std::exchange(h_->fd, -1); }
 
     bool timed_out = false;
 
@@ -75,7 +78,7 @@ class ConnectWait final : public IoSink {
         if (co_) std::exchange(co_, {}).resume();
     }
     Loop& loop_;
-    IoHandle h_;
+    IoHandle* h_;
     std::uint64_t ms_;
     std::uint64_t timer_ = 0;
     std::coroutine_handle<> co_{};
