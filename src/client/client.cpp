@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "client/exchange.hpp"
 #include "client/pool.hpp"
@@ -358,7 +359,8 @@ void remove_field(std::vector<Header>& h, std::string_view name) {
 
 // The request head (and a body in memory) as HTTP/1.1 bytes (RFC 9112 3).
 std::string serialize(const ClientRequest& req, const Url& url, const ClientOptions& o,
-                      const OriginPool& pool, bool offer_codings, bool chunked) {
+                      const OriginPool& pool, bool offer_codings, bool chunked,
+                      const std::string& jar_cookies) {
     std::string out;
     out.reserve(256 + req.body.size());
     out += req.method;
@@ -384,6 +386,11 @@ std::string serialize(const ClientRequest& req, const Url& url, const ClientOpti
         out += "\r\n";
     }
     if (offer_codings) out += "Accept-Encoding: gzip, br, zstd\r\n";
+    if (!jar_cookies.empty()) {
+        out += "Cookie: ";
+        out += jar_cookies;
+        out += "\r\n";
+    }
     if (url.has_userinfo && !has_field(req.headers, "authorization")) {
         out += "Authorization: Basic ";
         out += base64_encode(url.user + ":" + url.password);
@@ -459,6 +466,12 @@ Client::~Client() = default;
 
 const ClientOptions& Client::options() const noexcept { return impl_->options; }
 
+std::string Client::cookies_for(std::string_view url) const {
+    return impl_->jar.header_for(Url::parse(url), std::time(nullptr));
+}
+
+void Client::clear_cookies() { impl_->jar.clear(); }
+
 ClientStats Client::stats() const {
     ClientStats s;
     s.requests = impl_->requests.load(std::memory_order_relaxed);
@@ -491,7 +504,11 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
         detail::deadline_after(loop, req.timeout.count() > 0 ? req.timeout : o.request_timeout);
     const bool offer = o.decompress && !detail::has_field(req.headers, "accept-encoding");
     const bool chunked = req.body_source && !req.content_length;
-    std::string bytes = detail::serialize(req, url, o, pool, offer, chunked);
+    const std::int64_t now_s = std::time(nullptr);
+    const std::string jar_cookies = o.cookies && !detail::has_field(req.headers, "cookie")
+                                        ? impl.jar.header_for(url, now_s)
+                                        : std::string();
+    std::string bytes = detail::serialize(req, url, o, pool, offer, chunked, jar_cookies);
 
     detail::Lease lease = co_await detail::acquire(pool, attempt < 0, deadline);
     impl.requests.fetch_add(1, std::memory_order_relaxed);
@@ -504,6 +521,9 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
     co_await x->read_head(req.method, res.head_, detail::deadline_after(loop, o.head_timeout),
                           deadline);
     res.protocol_ = x->version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1";
+    if (o.cookies)
+        for (const std::string_view v : res.head_.header_values("set-cookie"))
+            impl.jar.store(url, v, now_s);
     compress::Coding coding = compress::Coding::identity;
     if (offer && res.has_header("content-encoding")) {
         const std::string_view ce = res.header("content-encoding");

@@ -67,8 +67,9 @@ class Connection final : public tls::StreamOwner {
     /// Puts the TLS transform `tls` under the connection (after a proxy's CONNECT tunnel was
     /// opened in plain text) and registers the socket again.
     void start_tls(std::unique_ptr<tls::Stream> tls);
-    /// Closes the socket (the object is freed later by the pool).
-    void close() noexcept { t.close(false); }
+    /// Closes the socket (the object is freed later by the pool); an idle, sound TLS
+    /// connection says close_notify first (a session closed without it is not resumed).
+    void close() noexcept { t.close(idle && usable()); }
 
     // StreamOwner / IoSink.
     Buffer& read_buffer() override { return t.input(); }

@@ -115,6 +115,21 @@ OriginPool::~OriginPool() {
     for (Connection* c : idle) delete c;
 }
 
+void LoopPools::close_all() noexcept {
+    // The pools themselves stay: a connection still busy with a request points at its pool.
+    for (auto& [key, pool] : pools) {
+        const auto n = static_cast<std::int64_t>(pool->idle.size());
+        impl.idle.fetch_sub(n, std::memory_order_relaxed);
+        impl.open.fetch_sub(n, std::memory_order_relaxed);
+        pool->open -= pool->idle.size();
+        for (Connection* c : pool->idle) {
+            c->close();  // close_notify: the TLS session stays resumable
+            delete c;
+        }
+        pool->idle.clear();
+    }
+}
+
 Connection* OriginPool::take_idle() {
     while (!idle.empty()) {
         Connection* c = idle.back();
@@ -147,6 +162,7 @@ void OriginPool::release(Connection* c, bool reusable) {
 }
 
 void OriginPool::discard(Connection* c) {
+    if (c->pool != nullptr) c->close();  // while still marked idle (see Connection::close)
     if (c->idle) {
         for (std::size_t i = 0; i < idle.size(); ++i) {
             if (idle[i] == c) {
@@ -303,28 +319,11 @@ const Url* Client::Impl::proxy_for(const Url& url) const {
     return &*p;
 }
 
-// A loop destroyed while the client lives took its backend, wheel and buffer pool with it:
-// the connections it had can only have their sockets closed; the objects are left (they
-// would touch the dead loop on destruction).
-void Client::Impl::abandon(detail::LoopPools& lp) noexcept {
-    for (auto& [key, pool] : lp.pools) {
-        for (detail::Connection* c : pool->idle) {
-            ::close(c->t.io.fd);
-            c->t.io.fd = -1;
-        }
-        idle.fetch_sub(static_cast<std::int64_t>(pool->idle.size()), std::memory_order_relaxed);
-        open.fetch_sub(static_cast<std::int64_t>(pool->open), std::memory_order_relaxed);
-        pool->idle.clear();
-        pool->open = 0;
-    }
-}
-
 Client::Impl::~Impl() {
     for (auto& lp : loops) {
-        if (!lp->ref.alive()) {
-            abandon(*lp);
-            (void)lp.release();
-        }
+        std::lock_guard lk(lp->mu);
+        if (!lp->closed) lp->close_all();
+        lp->closed = true;
     }
 }
 
@@ -332,17 +331,22 @@ detail::LoopPools& Client::Impl::here() {
     Loop* l = Loop::current();
     if (!l) throw std::logic_error("vela::http::Client: requests must be made on a vela loop");
     std::lock_guard lk(mu);
-    for (auto& lp : loops)
-        if (&lp->loop == l && lp->ref.same_loop(l->ref())) return *lp;
-    // A new loop: forget the pools of loops that are gone.
-    std::erase_if(loops, [this](std::unique_ptr<detail::LoopPools>& lp) {
-        if (lp->ref.alive()) return false;
-        abandon(*lp);
-        (void)lp.release();
-        return true;
+    // A loop destroyed since closed its pools (its at-exit hook); forget them.
+    std::erase_if(loops, [](const std::shared_ptr<detail::LoopPools>& lp) {
+        std::lock_guard g(lp->mu);
+        return lp->loop_gone;
     });
-    loops.push_back(std::make_unique<detail::LoopPools>(*this, *l));
-    return *loops.back();
+    for (auto& lp : loops)
+        if (&lp->loop == l) return *lp;
+    auto lp = std::make_shared<detail::LoopPools>(*this, *l);
+    l->at_exit([lp] {
+        std::lock_guard g(lp->mu);
+        if (!lp->closed) lp->close_all();
+        lp->closed = true;
+        lp->loop_gone = true;
+    });
+    loops.push_back(lp);
+    return *lp;
 }
 
 tls::ClientContext& Client::Impl::tls() {

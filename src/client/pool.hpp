@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client/connection.hpp"
+#include "client/cookie_jar.hpp"
 #include "vela/client/client.hpp"
 #include "vela/reactor/loop.hpp"
 
@@ -88,16 +89,23 @@ class OriginPool {
     SlotWaiter* last = nullptr;
 };
 
-/// Every pool of one loop.
+/// Every pool of one loop. Shared by the Client and the loop's at-exit hook, whichever goes
+/// first closes the connections (under `mu`) while the loop still exists; `closed` tells the
+/// other one there is nothing left to do (and that `impl` may be gone).
 class LoopPools {
   public:
-    LoopPools(Client::Impl& impl, Loop& loop) : impl(impl), loop(loop), ref(loop.ref()) {}
+    LoopPools(Client::Impl& impl, Loop& loop) : impl(impl), loop(loop) {}
     /// The pool of `url`'s origin (made on first use).
     OriginPool& pool_for(const Url& url);
+    /// Closes and frees every idle connection and forgets the pools (the loop must exist;
+    /// on its thread or while it does not run).
+    void close_all() noexcept;
 
     Client::Impl& impl;
     Loop& loop;
-    LoopRef ref;
+    std::mutex mu;
+    bool closed = false;     // close_all() ran
+    bool loop_gone = false;  // the loop was destroyed
     std::unordered_map<std::string, std::unique_ptr<OriginPool>> pools;
 };
 
@@ -111,8 +119,6 @@ struct Client::Impl {
     ~Impl();
     /// This loop's pools (made on first use); throws std::logic_error off a loop.
     detail::LoopPools& here();
-    /// Closes the sockets of a gone loop's pools (see pool.cpp).
-    void abandon(detail::LoopPools& lp) noexcept;
     /// The proxy for `url`, or null (see ClientOptions::proxy).
     const Url* proxy_for(const Url& url) const;
     /// The TLS context (made on first https use); throws TlsError.
@@ -124,8 +130,9 @@ struct Client::Impl {
     bool no_proxy_all = false;
     bool proxy_from_env = false;
     detail::Resolver resolver;
+    detail::CookieJar jar;
     std::mutex mu;
-    std::vector<std::unique_ptr<detail::LoopPools>> loops;
+    std::vector<std::shared_ptr<detail::LoopPools>> loops;
     std::shared_ptr<tls::ClientContext> tls_ctx;
     std::atomic<std::uint64_t> requests{0}, failures{0}, opened{0}, reused{0}, retries{0},
         resumed{0};

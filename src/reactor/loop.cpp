@@ -117,6 +117,9 @@ Loop::~Loop() {
     gate_->loop.store(nullptr);
     while (gate_->posting.load() != 0) std::this_thread::yield();  // a LoopRef::post inside
     run_posted();
+    for (UniqueFunction& fn : at_exit_) fn();
+    at_exit_.clear();
+    while (!deferred_.empty()) run_deferred();
     while (head_) {
         Posted* n = head_->next.load(std::memory_order_acquire);
         delete head_;

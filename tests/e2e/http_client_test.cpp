@@ -154,6 +154,11 @@ class HttpClientTest : public ::testing::Test {
             return res;
         });
         app.get("/method", [](Request& r) { return "GET " + std::string(r.body()); });
+        app.get("/login", [] {
+            Response r("in");
+            r.set_cookie({.name = "sid", .value = "42"});
+            return r;
+        });
         app.post("/method", [](Request& r) { return "POST " + std::string(r.body()); });
         start_app(app);
     }
@@ -341,6 +346,26 @@ TEST_F(HttpClientTest, RedirectLimitAndCrossOriginCredentials) {
     const std::string cross = run(d.get(b + "/redirect/302?to=" + other, h)).text();
     EXPECT_NE(cross.find("authorization=\n"), std::string::npos);
     EXPECT_NE(cross.find("cookie=\n"), std::string::npos);
+}
+
+TEST_F(HttpClientTest, CookieJarKeepsASession) {
+    ClientOptions o;
+    o.cookies = true;
+    Client c(o);
+    auto steps = [&]() -> Task<std::string> {
+        (void)co_await c.get(base(app) + "/login");
+        co_return (co_await c.get(base(app) + "/headers")).text();
+    };
+    EXPECT_NE(run(steps()).find("cookie=sid=42"), std::string::npos);
+    EXPECT_EQ(c.cookies_for(base(app) + "/"), "sid=42");
+    // Another host (localhost is not 127.0.0.1) gets nothing.
+    EXPECT_EQ(c.cookies_for("http://localhost:" + std::to_string(app.port()) + "/"), "");
+    c.clear_cookies();
+    EXPECT_EQ(c.cookies_for(base(app) + "/"), "");
+    // Without the option nothing is kept.
+    Client plain;
+    (void)run(plain.get(base(app) + "/login"));
+    EXPECT_EQ(plain.cookies_for(base(app) + "/"), "");
 }
 
 TEST_F(HttpClientTest, PoolCapHoldsConcurrentRequests) {

@@ -176,6 +176,9 @@ struct ClientOptions {
     /// https://, and NO_PROXY or no_proxy. Loopback hosts never go through a proxy taken
     /// from the environment.
     bool proxy_from_env = true;
+    /// Keep the cookies responses set (RFC 6265: Domain, Path, Secure, Expires, Max-Age) and
+    /// send them with later requests that do not set Cookie themselves; shared by every loop.
+    bool cookies = false;
     /// The User-Agent sent when a request has none (empty: none).
     std::string user_agent = "vela";
 };
@@ -361,6 +364,10 @@ class Client {
 
     /// The options this client was made with.
     const ClientOptions& options() const noexcept;
+    /// The Cookie value the jar would send to `url` now (empty without ClientOptions::cookies).
+    std::string cookies_for(std::string_view url) const;
+    /// Empties the cookie jar.
+    void clear_cookies();
     /// Counters summed over every loop (open and idle are read without stopping the loops,
     /// so they are approximate while requests run).
     ClientStats stats() const;

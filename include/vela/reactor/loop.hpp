@@ -114,6 +114,11 @@ class Loop {
     /// (loop thread only): the place to free objects an I/O callback closed.
     void defer(UniqueFunction fn) { deferred_.push_back(std::move(fn)); }
 
+    /// Runs `fn` when the loop is destroyed, while its backend, wheel and buffers still exist
+    /// (loop thread only, or before the loop runs): where a client frees the connections it
+    /// keeps on this loop.
+    void at_exit(UniqueFunction fn) { at_exit_.push_back(std::move(fn)); }
+
     /// Runs `fn` on this loop after `delay` (loop thread only). Returns an id for cancel().
     std::uint64_t call_after(std::chrono::milliseconds delay, UniqueFunction fn);
     /// Cancels a call_after that has not run yet.
@@ -187,6 +192,7 @@ class Loop {
 
     std::vector<UniqueFunction> deferred_;
     std::vector<UniqueFunction> deferred_running_;
+    std::vector<UniqueFunction> at_exit_;
     std::vector<Timer> timers_;  // min-heap on `when`
     std::unordered_map<std::uint64_t, UniqueFunction> timer_fns_;
     std::uint64_t next_timer_id_ = 1;
