@@ -19,6 +19,7 @@
 
 #include "e2e/client.hpp"
 #include "e2e/example_process.hpp"
+#include "e2e/raw_server.hpp"
 #include "vela/async/when_all.hpp"
 #include "vela/client/client.hpp"
 #include "vela/client_metrics.hpp"
@@ -40,72 +41,6 @@ VELA_REFLECT(Item, name, qty)
 
 std::string base(const App& app, std::size_t index = 0) {
     return "http://127.0.0.1:" + std::to_string(app.port(index));
-}
-
-// A server on 127.0.0.1 that runs `script(fd)` for each connection it accepts, on its own
-// thread, one connection at a time (for answers no real server gives).
-class RawServer {
-  public:
-    explicit RawServer(std::function<void(int)> script) : script_(std::move(script)) {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in sa{};
-        sa.sin_family = AF_INET;
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        int one = 1;
-        ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-        EXPECT_EQ(::listen(fd_, 64), 0);
-        port_ = net::local_port(fd_);
-        thread_ = std::thread([this] {
-            while (!stop_) {
-                pollfd p{fd_, POLLIN, 0};
-                if (::poll(&p, 1, 50) <= 0) continue;
-                const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-                if (c < 0) continue;
-                ++accepted;
-                script_(c);
-                ::close(c);
-            }
-        });
-    }
-    ~RawServer() {
-        stop_ = true;
-        thread_.join();
-        ::close(fd_);
-    }
-    std::string url(std::string_view path = "/") const {
-        return "http://127.0.0.1:" + std::to_string(port_) + std::string(path);
-    }
-    std::atomic<int> accepted{0};
-
-  private:
-    std::function<void(int)> script_;
-    int fd_ = -1;
-    std::uint16_t port_ = 0;
-    std::atomic<bool> stop_{false};
-    std::thread thread_;
-};
-
-// Reads one request head (up to the blank line) from `fd`; empty at the end of the
-// connection.
-std::string read_head(int fd) {
-    std::string got;
-    char c;
-    while (got.find("\r\n\r\n") == std::string::npos) {
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, 3000) <= 0) return got;
-        if (::read(fd, &c, 1) != 1) return got;
-        got += c;
-    }
-    return got;
-}
-
-void write_all(int fd, std::string_view s) {
-    while (!s.empty()) {
-        const ssize_t n = ::send(fd, s.data(), s.size(), MSG_NOSIGNAL);
-        if (n <= 0) return;
-        s.remove_prefix(static_cast<std::size_t>(n));
-    }
 }
 
 template <class T>
@@ -889,32 +824,17 @@ TEST_F(HttpClientTls, KeepAliveOverTls) {
 // --- A real server that is not vela ---
 
 TEST(HttpClientPeers, PythonHttpServer) {
-    const std::string dir = ::testing::TempDir() + "vela-client-py-" + std::to_string(::getpid());
-    std::filesystem::create_directories(dir);
-    {
-        std::ofstream f(dir + "/file.txt");
-        f << "served by python";
-    }
-    const std::uint16_t port = free_port();
-    const pid_t py = ::fork();
-    if (py == 0) {
-        const std::string p = std::to_string(port);
-        ::execl("/usr/bin/python3", "python3", "-m", "http.server", "--bind", "127.0.0.1",
-                "--directory", dir.c_str(), p.c_str(), static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
+    PythonHttpServer py("served by python");
     Client c;
     std::string body;
     for (int i = 0; i < 50 && body.empty(); ++i) {
         try {
-            body = run(c.get("http://127.0.0.1:" + std::to_string(port) + "/file.txt")).text();
+            body = run(c.get(py.url() + "/file.txt")).text();
         } catch (const http::ConnectError&) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
     }
     EXPECT_EQ(body, "served by python");
-    ::kill(py, SIGTERM);
-    ::waitpid(py, nullptr, 0);
 }
 
 }  // namespace

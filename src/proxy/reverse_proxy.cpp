@@ -1,0 +1,578 @@
+// The reverse proxy's handler: picks an upstream, sends the request through vela::http::Client
+// with its body streamed from the client, and answers with the upstream's response, its body
+// streamed back through stream_body (see reverse_proxy.hpp).
+
+#include "vela/proxy/reverse_proxy.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <limits>
+#include <stdexcept>
+#include <thread>
+
+#include "vela/async/when_all.hpp"
+#include "vela/base/ascii.hpp"
+#include "vela/base/log.hpp"
+#include "vela/client/client.hpp"
+#include "vela/reactor/block_on.hpp"
+#include "vela/reactor/loop.hpp"
+#include "vela/server/stream.hpp"
+#include "vela/web/app.hpp"
+#include "vela/web/http_error.hpp"
+
+namespace vela {
+
+namespace {
+
+std::int64_t now_ms() noexcept {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// splitmix64's finaliser: spreads a hash over all bits (rendezvous scores).
+std::uint64_t mix(std::uint64_t x) noexcept {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+std::uint64_t fnv1a(std::string_view s) noexcept {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    return h;
+}
+
+bool idempotent(Method m) noexcept {
+    return m == Method::GET || m == Method::HEAD || m == Method::OPTIONS || m == Method::PUT ||
+           m == Method::DELETE;
+}
+
+}  // namespace
+
+/// One upstream server and what is known of it (shared by every loop: atomics).
+struct Upstream {
+    std::string text;    // as configured
+    std::string origin;  // scheme://authority, to which the target is appended
+    std::string base;    // the configured path without its trailing '/' ("" for none)
+    std::uint64_t seed = 0;
+    std::atomic<std::int64_t> active{0};
+    std::atomic<std::uint64_t> requests{0}, failures{0};
+    std::atomic<int> fails_in_row{0};
+    std::atomic<std::int64_t> ejected_until{0};
+    std::atomic<bool> probe_ok{true};
+    int probe_good = 0, probe_bad = 0;  // the checker's thread only
+
+    bool available(std::int64_t now) const noexcept {
+        return probe_ok.load(std::memory_order_relaxed) &&
+               ejected_until.load(std::memory_order_relaxed) <= now;
+    }
+};
+
+struct ReverseProxy::State {
+    explicit State(ReverseProxyOptions o);
+    ~State();
+
+    /// The upstream for `req` not in `tried` (indexes), or null when none is available.
+    Upstream* pick(const Request& req, const std::vector<std::size_t>& tried);
+    /// The target sent upstream: the request's, its prefix stripped and rewritten.
+    std::string target(const Request& req) const;
+    /// Counts a failure of `u` (passive ejection).
+    void failed(Upstream& u);
+    /// The active health checks, on their own thread's loop.
+    Task<void> check_forever();
+    Task<void> probe(Upstream& u);
+
+    ReverseProxyOptions o;
+    std::vector<std::unique_ptr<Upstream>> ups;
+    std::unique_ptr<http::Client> client;
+    std::unique_ptr<http::Client> probe_client;
+    std::atomic<std::uint64_t> turn{0};
+    std::atomic<bool> stopping{false};
+    std::thread checker;
+};
+
+namespace {
+
+http::ClientOptions client_options(const ReverseProxyOptions& o, bool probe) {
+    http::ClientOptions c;
+    c.connect_timeout = probe ? o.health.timeout : o.connect_timeout;
+    c.tls_timeout = probe ? o.health.timeout : o.connect_timeout;
+    c.head_timeout = probe ? o.health.timeout : o.response_timeout;
+    c.request_timeout = probe ? o.health.timeout : std::chrono::milliseconds(0);
+    c.max_connections_per_origin = probe ? 4 : o.max_connections_per_upstream;
+    c.max_idle_per_origin = probe ? 1 : o.max_connections_per_upstream;
+    c.follow_redirects = false;
+    c.retries = 0;  // another upstream is tried instead (State::pick)
+    c.decompress = false;
+    c.proxy_from_env = false;
+    c.user_agent = probe ? "vela-health-check" : "";
+    c.tls = o.tls;
+    return c;
+}
+
+}  // namespace
+
+ReverseProxy::State::State(ReverseProxyOptions opts) : o(std::move(opts)) {
+    if (o.upstreams.empty())
+        throw std::invalid_argument("reverse proxy: no upstream (ReverseProxyOptions::upstreams)");
+    if (o.balance == Balance::hash && o.hash_header.empty() && o.hash_cookie.empty())
+        throw std::invalid_argument(
+            "reverse proxy: Balance::hash needs hash_header or hash_cookie to take the key from");
+    if (o.retries < 0 || o.max_fails < 0 || o.health.unhealthy_after < 1 ||
+        o.health.healthy_after < 1 || o.max_connections_per_upstream == 0)
+        throw std::invalid_argument(
+            "reverse proxy: retries and max_fails must be >= 0, health thresholds and "
+            "max_connections_per_upstream >= 1");
+    for (const std::string& text : o.upstreams) {
+        http::Url url;
+        try {
+            url = http::Url::parse(text);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument("reverse proxy: upstream \"" + text + "\": " + e.what());
+        }
+        if (url.scheme == http::Scheme::ws || url.scheme == http::Scheme::wss)
+            throw std::invalid_argument("reverse proxy: upstream \"" + text +
+                                        "\": use http:// or https:// (upgrades are tunnelled)");
+        if (url.target.find('?') != std::string::npos)
+            throw std::invalid_argument("reverse proxy: upstream \"" + text +
+                                        "\" has a query; give a path only");
+        auto u = std::make_unique<Upstream>();
+        u->text = text;
+        std::string path = url.target;
+        while (!path.empty() && path.back() == '/') path.pop_back();
+        u->base = path;
+        url.target = "/";
+        u->origin = url.to_string();
+        u->origin.pop_back();  // the '/' of the target
+        u->seed = mix(fnv1a(text) + ups.size());
+        ups.push_back(std::move(u));
+    }
+    client = std::make_unique<http::Client>(client_options(o, false));
+    if (!o.health.path.empty()) {
+        if (o.health.path.front() != '/')
+            throw std::invalid_argument("reverse proxy: health.path must start with '/'");
+        probe_client = std::make_unique<http::Client>(client_options(o, true));
+        checker = std::thread([this] {
+            try {
+                block_on(check_forever());
+            } catch (const std::exception& e) {
+                log::error("reverse proxy: health checks stopped: {}", e.what());
+            }
+        });
+    }
+}
+
+ReverseProxy::State::~State() {
+    stopping = true;
+    if (checker.joinable()) checker.join();
+}
+
+namespace {
+
+std::size_t segments(std::string_view path) noexcept {
+    std::size_t n = 0;
+    for (const char c : path) n += c == '/';
+    return n;
+}
+
+}  // namespace
+
+std::string ReverseProxy::State::target(const Request& req) const {
+    std::string_view t = req.target();
+    if (t.empty() || t.front() != '/') {
+        // The absolute form (RFC 9112 3.2.2): the path after the authority.
+        const std::size_t scheme_end = t.find("://");
+        const std::size_t path = scheme_end == std::string_view::npos
+                                     ? std::string_view::npos
+                                     : t.find_first_of("/?", scheme_end + 3);
+        t = path == std::string_view::npos ? std::string_view("/") : t.substr(path);
+    }
+    std::string out;
+    if (o.strip_prefix) {
+        // What the route matched before its wildcard goes: as many segments of the target as
+        // the decoded path has before the wildcard's part (a %2F inside the rest stays one
+        // segment of the target).
+        const std::string_view rest = req.param(kRest);
+        const std::size_t all = segments(req.path());
+        const std::size_t below = rest.empty() ? 0 : segments(rest) + 1;
+        const std::size_t prefix_segments = all > below ? all - below : 0;
+        const std::size_t query = t.find('?');
+        std::string_view path = t.substr(0, query);
+        for (std::size_t i = 0; i < prefix_segments && !path.empty(); ++i) {
+            const std::size_t next = path.find('/', 1);
+            path = next == std::string_view::npos ? std::string_view{} : path.substr(next);
+        }
+        out = path.empty() ? std::string("/") : std::string(path);
+        if (query != std::string_view::npos) out += t.substr(query);
+    } else {
+        out = t;
+    }
+    if (o.rewrite) out = o.rewrite(out);
+    if (out.empty() || out.front() != '/')
+        throw std::runtime_error("reverse proxy: rewrite returned \"" + out +
+                                 "\", which does not start with '/'");
+    return out;
+}
+
+Upstream* ReverseProxy::State::pick(const Request& req, const std::vector<std::size_t>& tried) {
+    const std::int64_t now = now_ms();
+    const std::size_t n = ups.size();
+    auto usable = [&](std::size_t i) {
+        return ups[i]->available(now) && std::find(tried.begin(), tried.end(), i) == tried.end();
+    };
+    if (o.balance == Balance::hash) {
+        std::string_view key;
+        if (!o.hash_header.empty()) key = req.header(o.hash_header);
+        if (key.empty() && !o.hash_cookie.empty()) key = req.cookie(o.hash_cookie).value_or("");
+        if (!key.empty()) {
+            // Rendezvous hashing: the highest score wins; an upstream that leaves moves only
+            // its own keys.
+            const std::uint64_t h = fnv1a(key);
+            Upstream* best = nullptr;
+            std::uint64_t best_score = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                if (!usable(i)) continue;
+                const std::uint64_t score = mix(h ^ ups[i]->seed);
+                if (!best || score > best_score) {
+                    best = ups[i].get();
+                    best_score = score;
+                }
+            }
+            return best;
+        }
+    }
+    const std::size_t start = turn.fetch_add(1, std::memory_order_relaxed) % n;
+    if (o.balance == Balance::least_connections) {
+        Upstream* best = nullptr;
+        std::int64_t fewest = std::numeric_limits<std::int64_t>::max();
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::size_t i = (start + k) % n;
+            if (!usable(i)) continue;
+            const std::int64_t a = ups[i]->active.load(std::memory_order_relaxed);
+            if (a < fewest) {
+                best = ups[i].get();
+                fewest = a;
+            }
+        }
+        return best;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = (start + k) % n;
+        if (usable(i)) return ups[i].get();
+    }
+    return nullptr;
+}
+
+void ReverseProxy::State::failed(Upstream& u) {
+    u.failures.fetch_add(1, std::memory_order_relaxed);
+    if (o.max_fails == 0) return;
+    if (u.fails_in_row.fetch_add(1, std::memory_order_relaxed) + 1 >= o.max_fails) {
+        u.fails_in_row.store(0, std::memory_order_relaxed);
+        u.ejected_until.store(now_ms() + o.fail_timeout.count(), std::memory_order_relaxed);
+        log::warn("reverse proxy: upstream {} left out for {} ms after {} failures in a row",
+                  u.text, o.fail_timeout.count(), o.max_fails);
+    }
+}
+
+Task<void> ReverseProxy::State::probe(Upstream& u) {
+    bool ok = false;
+    try {
+        http::ClientResponse r = co_await probe_client->get(u.origin + u.base + o.health.path);
+        ok = r.status() >= 200 && r.status() < 400;
+    } catch (const std::exception&) {
+        ok = false;
+    }
+    if (ok) {
+        u.probe_bad = 0;
+        if (!u.probe_ok.load() && ++u.probe_good >= o.health.healthy_after) {
+            u.probe_ok = true;
+            log::info("reverse proxy: upstream {} is healthy again", u.text);
+        }
+    } else {
+        u.probe_good = 0;
+        if (u.probe_ok.load() && ++u.probe_bad >= o.health.unhealthy_after) {
+            u.probe_ok = false;
+            log::warn("reverse proxy: upstream {} failed {} health checks, left out", u.text,
+                      o.health.unhealthy_after);
+        }
+    }
+}
+
+Task<void> ReverseProxy::State::check_forever() {
+    constexpr std::chrono::milliseconds kSlice{50};
+    while (!stopping.load()) {
+        std::vector<Task<void>> round;
+        round.reserve(ups.size());
+        for (auto& u : ups) round.push_back(probe(*u));
+        co_await when_all(std::move(round));
+        for (auto waited = std::chrono::milliseconds(0);
+             waited < o.health.interval && !stopping.load(); waited += kSlice)
+            co_await sleep(std::min(kSlice, o.health.interval - waited));
+    }
+}
+
+namespace {
+
+// Keeps an upstream's in-flight count up while its response is being passed on.
+struct Active {
+    explicit Active(Upstream& u) noexcept : u(u) { u.active.fetch_add(1); }
+    ~Active() { u.active.fetch_sub(1); }
+    Active(const Active&) = delete;
+    Active& operator=(const Active&) = delete;
+    Upstream& u;
+};
+
+std::optional<std::uint64_t> content_length(std::string_view v) noexcept {
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+    return n;
+}
+
+// Fields of the upstream's response that do not go to the client as they are.
+bool dropped_response_field(std::string_view name, const std::vector<std::string_view>& connection,
+                            const ReverseProxyOptions& o) noexcept {
+    if (proxy::hop_by_hop(name) || proxy::named_by_connection(connection, name)) return true;
+    for (const std::string_view own : {"content-length", "date", "server", "content-type"})
+        if (ascii::iequals(name, own)) return true;  // written by the server (Content-Type: set)
+    for (const std::string& r : o.remove_response_headers)
+        if (ascii::iequals(name, r)) return true;
+    return false;
+}
+
+// The client's request body as the upstream request's body source: the pieces as they
+// arrive, with a first piece read ahead (HTTP/2, to learn whether there is a body at all).
+struct BodyFeed {
+    explicit BodyFeed(BodyReader& r) noexcept : reader(r) {}
+    Task<std::optional<std::string>> next() {
+        if (!pending.empty()) co_return std::exchange(pending, std::string());
+        if (ended) co_return std::nullopt;
+        const BodyChunk c = co_await reader.read();
+        if (c.error != Status::OK) throw HttpError(c.error, std::string());
+        ended = c.end;
+        if (c.data.empty()) co_return std::nullopt;  // only the last chunk may be empty
+        co_return std::string(c.data);
+    }
+    BodyReader& reader;
+    std::string pending;
+    bool ended = false;
+};
+
+Response response_head(const http::ClientResponse& res, const ReverseProxyOptions& o) {
+    Response r(static_cast<Status>(res.status()));
+    const ResponseHead& head = res.head();
+    const std::vector<std::string_view> connection = head.header_values("connection");
+    if (head.has_header("content-type")) r.set_content_type(head.header("content-type"));
+    std::string via;
+    head.for_each([&](std::string_view name, std::string_view value) {
+        if (dropped_response_field(name, connection, o)) return;
+        if (ascii::iequals(name, "via")) {
+            if (!via.empty()) via += ", ";
+            via += value;
+            return;
+        }
+        r.add_header(name, value);
+    });
+    if (!o.via.empty()) {
+        if (!via.empty()) via += ", ";
+        via += head.version_minor() == 0 ? "1.0 " : "1.1 ";
+        if (res.protocol() == "HTTP/2") via.replace(via.size() - 4, 4, "2 ");
+        via += o.via;
+    }
+    if (!via.empty()) r.add_header("Via", via);
+    for (const auto& [name, value] : o.set_response_headers) r.set_header(name, value);
+    return r;
+}
+
+}  // namespace
+
+ReverseProxy::ReverseProxy(ReverseProxyOptions options)
+    : state_(std::make_shared<State>(std::move(options))) {}
+
+std::vector<UpstreamStatus> ReverseProxy::upstreams() const {
+    std::vector<UpstreamStatus> out;
+    const std::int64_t now = now_ms();
+    for (const auto& u : state_->ups)
+        out.push_back(UpstreamStatus{u->text, u->available(now), u->active.load(),
+                                     u->requests.load(), u->failures.load()});
+    return out;
+}
+
+Task<Response> ReverseProxy::operator()(Request& req) const {
+    const std::shared_ptr<State> keep = state_;
+    State& s = *keep;
+    const ReverseProxyOptions& o = s.o;
+
+    http::ClientRequest cr;
+    cr.method = std::string(req.method_name());
+    const std::string target = s.target(req);
+    // A trusted proxy's report was taken (vela::trusted_proxies): client_ip() then points
+    // into the request's own copy instead of the connection's address.
+    const bool trusted = req.client_ip().data() != req.remote_ip().data() ||
+                         req.scheme() != (req.secure() ? "https" : "http");
+    const proxy::ClientInfo info{req.remote_ip(), req.secure() ? "https" : "http", req.host(),
+                                 trusted};
+    cr.headers = proxy::request_fields(req.headers(), info, req.version(), o);
+    if (o.preserve_host && !req.host().empty()) cr.headers.emplace_back("Host", req.host());
+    cr.stream = true;
+    cr.follow_redirects = false;
+
+    // The body: streamed as it arrives (a streaming route), else the buffered one.
+    bool body_taken = false;
+    if (req.body_streamed()) {
+        const std::string_view cl = req.header("content-length");
+        if (!cl.empty()) cr.content_length = content_length(cl);
+        // HTTP/1.1 has a body only with a length or chunked; HTTP/2 says so with END_STREAM
+        // on its HEADERS, which the first read tells (it returns the end at once).
+        bool has_body =
+            cr.content_length ? *cr.content_length > 0 : req.has_header("transfer-encoding");
+        auto feed = std::make_shared<BodyFeed>(req.body_stream());
+        if (req.version() == 20 && !cr.content_length) {
+            const BodyChunk first = co_await req.body_stream().read();
+            if (first.error != Status::OK) co_return Response(first.error);
+            feed->pending = std::string(first.data);
+            feed->ended = first.end;
+            has_body = !(first.end && first.data.empty());
+        }
+        if (has_body) {
+            cr.body_source = [feed, &body_taken]() -> Task<std::optional<std::string>> {
+                body_taken = true;
+                co_return co_await feed->next();
+            };
+        } else {
+            cr.content_length.reset();
+        }
+    } else {
+        cr.body = std::string(req.body());
+    }
+
+    std::vector<std::size_t> tried;
+    Status failure = Status::ServiceUnavailable;
+    for (int attempt = 0;; ++attempt) {
+        Upstream* u = s.pick(req, tried);
+        if (!u) {
+            if (failure == Status::ServiceUnavailable)
+                log::warn("reverse proxy: no upstream available for {} {}", req.method_name(),
+                          req.path());
+            co_return Response(failure);
+        }
+        tried.push_back(static_cast<std::size_t>(
+            std::find_if(s.ups.begin(), s.ups.end(), [&](const auto& p) { return p.get() == u; }) -
+            s.ups.begin()));
+        cr.url = u->origin + u->base + target;
+        u->requests.fetch_add(1, std::memory_order_relaxed);
+        auto active = std::make_shared<Active>(*u);
+        bool retry = false;
+        std::optional<http::ClientResponse> res;
+        try {
+            res.emplace(co_await s.client->request(cr));
+        } catch (const HttpError&) {
+            throw;  // the client's body failed (413, 400, 408): its own answer
+        } catch (const http::ConnectError& e) {
+            s.failed(*u);
+            log::warn("reverse proxy: {}", e.what());
+            failure = Status::BadGateway;
+            retry = !body_taken && idempotent(req.method()) && attempt < o.retries;
+        } catch (const http::TimeoutError& e) {
+            s.failed(*u);
+            log::warn("reverse proxy: {}", e.what());
+            failure = Status::GatewayTimeout;
+        } catch (const http::ClientError& e) {
+            s.failed(*u);
+            log::warn("reverse proxy: {}", e.what());
+            failure = Status::BadGateway;
+        }
+        if (!res) {
+            if (retry) continue;
+            co_return Response(failure);
+        }
+        u->fails_in_row.store(0, std::memory_order_relaxed);
+        http::ClientResponse& up = *res;
+        if (up.status() == 101) {
+            log::warn("reverse proxy: {} answered 101 to a request that asked for no upgrade",
+                      u->text);
+            co_return Response(Status::BadGateway);
+        }
+        Response r = response_head(up, o);
+        const int code = up.status();
+        const bool bodiless = req.method() == Method::HEAD || code == 204 || code == 304;
+        const std::optional<std::uint64_t> length =
+            up.has_header("content-length") ? content_length(up.header("content-length"))
+                                            : std::nullopt;
+        if (bodiless) {
+            // A HEAD answer keeps the length a GET would have had, when it is small enough to
+            // stand for (the server announces the length of the body it would send).
+            if (req.method() == Method::HEAD && length && *length <= o.buffer_below &&
+                code != 204 && code != 304)
+                r.set_body(std::string(*length, ' '));
+            co_return r;
+        }
+        if (length && *length <= o.buffer_below) {
+            try {
+                r.set_body(co_await up.body().read_all(*length));
+            } catch (const http::TimeoutError& e) {
+                s.failed(*u);
+                log::warn("reverse proxy: {}", e.what());
+                co_return Response(Status::GatewayTimeout);
+            } catch (const http::ClientError& e) {
+                s.failed(*u);
+                log::warn("reverse proxy: {}", e.what());
+                co_return Response(Status::BadGateway);
+            }
+            co_return r;
+        }
+        // Streamed: the upstream is read only as fast as the client takes the bytes.
+        auto held = std::make_shared<http::ClientResponse>(std::move(up));
+        co_return stream_body(
+            std::move(r),
+            [held, active, keep](BodyWriter& w) -> Task<void> {
+                for (;;) {
+                    std::optional<std::string_view> piece;
+                    try {
+                        piece = co_await held->body().read();
+                    } catch (const http::ClientError& e) {
+                        log::warn("reverse proxy: response body cut: {}", e.what());
+                        throw;  // ends the body early: the client sees it cut, not complete
+                    }
+                    if (!piece) co_return;
+                    if (!co_await w.write(*piece)) co_return;  // the client went away
+                }
+            },
+            o.stream_high_water);
+    }
+}
+
+namespace {
+
+template <class Owner>
+ReverseProxy install(Owner& owner, std::string_view prefix, ReverseProxyOptions options) {
+    std::string mount(prefix);
+    while (mount.size() > 1 && mount.back() == '/') mount.pop_back();
+    if (mount.empty() || mount.front() != '/')
+        throw std::invalid_argument("reverse proxy: the prefix \"" + std::string(prefix) +
+                                    "\" must start with '/'");
+    ReverseProxy handler(std::move(options));
+    const std::string wildcard =
+        (mount == "/" ? std::string() : mount) + "/{*" + std::string(ReverseProxy::kRest) + "}";
+    for (const Method m : {Method::GET, Method::HEAD, Method::POST, Method::PUT, Method::PATCH,
+                           Method::DELETE, Method::OPTIONS}) {
+        owner.streaming(m, wildcard, handler);
+        if (mount != "/") owner.streaming(m, mount, handler);
+    }
+    return handler;
+}
+
+}  // namespace
+
+ReverseProxy reverse_proxy(App& app, std::string_view prefix, ReverseProxyOptions options) {
+    return install(app, prefix, std::move(options));
+}
+
+ReverseProxy reverse_proxy(Group& group, std::string_view prefix, ReverseProxyOptions options) {
+    return install(group, prefix, std::move(options));
+}
+
+}  // namespace vela

@@ -1,0 +1,674 @@
+// vela::reverse_proxy end to end: a gateway App forwarding to real upstreams on loopback (vela
+// Apps, python3's http.server, raw-socket servers that misbehave), driven by vela's HTTP
+// client, curl and raw sockets.
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "e2e/client.hpp"
+#include "e2e/example_process.hpp"
+#include "e2e/process.hpp"
+#include "e2e/raw_server.hpp"
+#include "vela/async/when_all.hpp"
+#include "vela/base/ascii.hpp"
+#include "vela/client/client.hpp"
+#include "vela/proxy/reverse_proxy.hpp"
+#include "vela/reactor/block_on.hpp"
+
+namespace vela::e2e {
+namespace {
+
+using http::ClientRequest;
+using http::ClientResponse;
+
+std::string base(const App& app, std::size_t index = 0) {
+    return "http://127.0.0.1:" + std::to_string(app.port(index));
+}
+
+template <class T>
+T run(Task<T> t) {
+    return block_on(std::move(t));
+}
+
+// A port nothing listens on (bound, then closed).
+std::string dead_url() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    const std::uint16_t port = net::local_port(fd);
+    ::close(fd);
+    return "http://127.0.0.1:" + std::to_string(port);
+}
+
+std::string ascii_lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = ascii::lower(c);
+    return out;
+}
+
+// An upstream that tells what it received, and answers in several ways.
+void upstream_routes(App& up, std::string name) {
+    up.get("/name", [name] { return name; });
+    up.get("/echo-head", [](Request& r) {
+        std::string out = std::string(r.method_name()) + " " + std::string(r.target()) + "\n";
+        for (const Header& h : r.headers())
+            out += ascii_lower(h.name) + ": " + std::string(h.value) + "\n";
+        return out;
+    });
+    up.route(Method::DELETE, "/echo-head", [](Request& r) { return std::string(r.method_name()); });
+    up.post("/echo", [](Request& r) { return std::string(r.body()); });
+    up.put("/echo", [](Request& r) { return std::string(r.body()); });
+    up.get("/big", [](Request& r) {
+        const auto n = std::stoul(r.query("n").value_or("0"));
+        std::string s(n, 'x');
+        for (std::size_t i = 0; i < n; i += 1000) s[i] = static_cast<char>('a' + (i / 1000) % 26);
+        return s;
+    });
+    up.get("/hop", [] {
+        Response r("hop");
+        r.add_header("X-Secret", "internal");
+        r.add_header("X-Up", "yes");
+        r.add_header("Keep-Alive", "timeout=5");
+        r.add_header("Set-Cookie", "a=1");
+        r.add_header("Set-Cookie", "b=2");
+        r.add_header("Via", "1.1 inner");
+        return r;
+    });
+    up.get("/created", [] { return Response::json("{\"ok\":true}", Status::Created); });
+    up.get("/nocontent", [] { return Status::NoContent; });
+    up.get("/healthz", [] { return "ok"; });
+}
+
+ReverseProxyOptions to(std::vector<std::string> upstreams) {
+    ReverseProxyOptions o;
+    o.upstreams = std::move(upstreams);
+    return o;
+}
+
+class ReverseProxyTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        upstream_routes(up, "one");
+        quick_options(up.options());
+        start_app(up);
+    }
+    void start_gateway(ReverseProxyOptions o, std::string_view prefix = "/api") {
+        quick_options(gw.options());
+        proxy = reverse_proxy(gw, prefix, std::move(o));
+        gw.get("/local", [] { return "served here"; });
+        start_app(gw);
+    }
+    ClientResponse get(std::string path, std::vector<http::Header> headers = {}) {
+        return run(client.get(base(gw) + path, std::move(headers)));
+    }
+
+    App up;
+    App gw;
+    std::optional<ReverseProxy> proxy;
+    http::Client client{[] {
+        http::ClientOptions o;
+        o.follow_redirects = false;
+        o.retries = 0;
+        return o;
+    }()};
+};
+
+TEST_F(ReverseProxyTest, ForwardsBelowThePrefixAndServesItsOwnRoutes) {
+    auto o = to({base(up)});
+    o.strip_prefix = true;
+    start_gateway(std::move(o));
+    EXPECT_EQ(get("/api/name").text(), "one");
+    EXPECT_EQ(get("/local").text(), "served here");
+    const ClientResponse r = get("/api/echo-head?x=1&y=%2F");
+    EXPECT_EQ(r.status(), 200);
+    EXPECT_TRUE(r.text().starts_with("GET /echo-head?x=1&y=%2F\n")) << r.text();
+    EXPECT_EQ(get("/api/created").status(), 201);
+    EXPECT_EQ(get("/api/created").header("content-type"), "application/json");
+    EXPECT_EQ(get("/api/nocontent").status(), 204);
+    EXPECT_EQ(get("/api/missing").status(), 404);  // the upstream's answer
+    EXPECT_EQ(get("/elsewhere").status(), 404);    // the gateway's own
+}
+
+TEST_F(ReverseProxyTest, KeepsThePrefixUnlessStrippedAndRewrites) {
+    auto o = to({base(up) + "/"});
+    o.rewrite = [](std::string_view t) {
+        std::string s(t);
+        if (s.starts_with("/api/v1/")) s.replace(0, 8, "/");
+        return s;
+    };
+    start_gateway(std::move(o));
+    EXPECT_EQ(get("/api/v1/name").text(), "one");
+    EXPECT_EQ(get("/api/name").status(), 404);  // sent as /api/name
+}
+
+TEST_F(ReverseProxyTest, UpstreamPathIsPutBeforeTheTarget) {
+    App inner;
+    inner.get("/v2/name", [] { return "v2"; });
+    start_app(inner);
+    auto o = to({base(inner) + "/v2"});
+    o.strip_prefix = true;
+    start_gateway(std::move(o));
+    EXPECT_EQ(get("/api/name").text(), "v2");
+}
+
+TEST_F(ReverseProxyTest, HopByHopFieldsGoAndForwardingFieldsCome) {
+    start_gateway(to({base(up)}), "/");
+    Client raw = Client::tcp(gw.port());
+    raw.send(
+        "GET /echo-head HTTP/1.1\r\nHost: front.example\r\nConnection: keep-alive, X-Private\r\n"
+        "X-Private: drop me\r\nKeep-Alive: timeout=9\r\nProxy-Authorization: Basic eDp5\r\n"
+        "TE: trailers\r\nX-Forwarded-For: 6.6.6.6\r\nForwarded: for=6.6.6.6\r\n"
+        "X-Kept: kept\r\nUser-Agent: test-agent\r\n\r\n");
+    const std::optional<HttpResponse> r = raw.read_response();
+    ASSERT_TRUE(r) << raw.error();
+    ASSERT_EQ(r->status, 200) << r->body;
+    const std::string& b = r->body;
+    EXPECT_EQ(b.find("x-private"), std::string::npos) << b;
+    EXPECT_EQ(b.find("keep-alive: timeout"), std::string::npos) << b;
+    EXPECT_EQ(b.find("proxy-authorization"), std::string::npos) << b;
+    EXPECT_EQ(b.find("\nte:"), std::string::npos) << b;
+    EXPECT_EQ(b.find("6.6.6.6"), std::string::npos) << b;  // a client's claim is dropped
+    EXPECT_NE(b.find("x-kept: kept\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("user-agent: test-agent\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("x-forwarded-for: 127.0.0.1\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("x-forwarded-proto: http\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("x-forwarded-host: front.example\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("via: 1.1 vela\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("host: 127.0.0.1:" + std::to_string(up.port()) + "\n"), std::string::npos)
+        << b;
+}
+
+TEST_F(ReverseProxyTest, TrustedProxysForwardingFieldsAreAppendedTo) {
+    gw.use(trusted_proxies({.proxies = {"loopback"}, .forwarded = true}));
+    auto o = to({base(up)});
+    o.forwarded = true;
+    o.preserve_host = true;
+    start_gateway(std::move(o), "/");
+    const ClientResponse r = get("/echo-head", {{"X-Forwarded-For", "203.0.113.7"},
+                                                {"X-Forwarded-Proto", "https"},
+                                                {"X-Forwarded-Host", "shop.example"},
+                                                {"Forwarded", "for=203.0.113.7;proto=https"},
+                                                {"Via", "1.1 edge"}});
+    const std::string& b = r.text();
+    EXPECT_NE(b.find("x-forwarded-for: 203.0.113.7, 127.0.0.1\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("x-forwarded-proto: https\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("x-forwarded-host: shop.example\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("forwarded: for=203.0.113.7;proto=https, for=127.0.0.1;host="),
+              std::string::npos)
+        << b;
+    EXPECT_NE(b.find("via: 1.1 edge, 1.1 vela\n"), std::string::npos) << b;
+    // preserve_host: the client's Host goes upstream.
+    EXPECT_NE(b.find("host: 127.0.0.1:" + std::to_string(gw.port()) + "\n"), std::string::npos)
+        << b;
+}
+
+TEST_F(ReverseProxyTest, ResponseFieldsAreFilteredAndSet) {
+    auto o = to({base(up)});
+    o.remove_response_headers = {"X-Secret"};
+    o.set_response_headers = {{"X-Gateway", "gw1"}};
+    o.set_request_headers = {{"X-Api-Key", "k"}};
+    o.remove_request_headers = {"X-Drop"};
+    start_gateway(std::move(o), "/");
+    Client raw = Client::tcp(gw.port());
+    raw.send(get_request("/hop"));
+    const std::optional<HttpResponse> r = raw.read_response();
+    ASSERT_TRUE(r) << raw.error();
+    ASSERT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "hop");
+    EXPECT_EQ(r->header("x-secret"), "");
+    EXPECT_EQ(r->header("x-up"), "yes");
+    EXPECT_EQ(r->header("x-gateway"), "gw1");
+    EXPECT_EQ(r->header("keep-alive"), "");
+    EXPECT_EQ(r->header("via"), "1.1 inner, 1.1 vela");
+    EXPECT_EQ(r->header_count("server"), 1u);
+    EXPECT_EQ(r->header_count("date"), 1u);
+    EXPECT_EQ(r->header_count("set-cookie"), 2u);
+    const ClientResponse e = get("/echo-head", {{"X-Drop", "1"}, {"X-Api-Key", "client's"}});
+    EXPECT_EQ(e.text().find("x-drop"), std::string::npos) << e.text();
+    EXPECT_NE(e.text().find("x-api-key: k\n"), std::string::npos) << e.text();
+}
+
+TEST_F(ReverseProxyTest, BodiesStreamBothWays) {
+    start_gateway(to({base(up)}), "/");
+    // A request body with a length, and one chunked (curl reads it from stdin).
+    const std::string body(3 << 20, 'b');
+    ClientResponse r = run(client.post(base(gw) + "/echo", body));
+    EXPECT_EQ(r.status(), 200);
+    EXPECT_EQ(r.text().size(), body.size());
+    EXPECT_EQ(r.text(), body);
+    // A chunked one.
+    ClientRequest req;
+    req.method = "PUT";
+    req.url = base(gw) + "/echo";
+    auto left = std::make_shared<int>(50);
+    req.body_source = [left]() -> Task<std::optional<std::string>> {
+        if ((*left)-- == 0) co_return std::nullopt;
+        co_return std::string(2000, 'z');
+    };
+    r = run(client.request(std::move(req)));
+    EXPECT_EQ(r.text(), std::string(100000, 'z'));
+    // A response larger than buffer_below streams (chunked), intact.
+    r = get("/big?n=5000000");
+    EXPECT_EQ(r.status(), 200);
+    ASSERT_EQ(r.text().size(), 5000000u);
+    EXPECT_EQ(r.text()[1000], 'b');
+    EXPECT_EQ(r.text()[25 * 1000], 'z');
+    Client raw = Client::tcp(gw.port());
+    raw.send(get_request("/big?n=100"));
+    const std::optional<HttpResponse> small = raw.read_response();
+    ASSERT_TRUE(small) << raw.error();
+    EXPECT_EQ(small->header("content-length"), "100");  // small: passed with its length
+    raw.send(get_request("/big?n=200000"));
+    const std::optional<HttpResponse> large = raw.read_response();
+    ASSERT_TRUE(large) << raw.error();
+    EXPECT_EQ(large->header("transfer-encoding"), "chunked");
+    EXPECT_EQ(large->body.size(), 200000u);
+}
+
+TEST_F(ReverseProxyTest, HeadKeepsTheLength) {
+    start_gateway(to({base(up)}), "/");
+    Client raw = Client::tcp(gw.port());
+    raw.send("HEAD /big?n=1234 HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::optional<HttpResponse> r = raw.read_response(/*head_request=*/true);
+    ASSERT_TRUE(r) << raw.error();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->header("content-length"), "1234");
+    EXPECT_TRUE(r->body.empty());
+    raw.send(get_request("/name"));  // the connection is still in step
+    const std::optional<HttpResponse> next = raw.read_response();
+    ASSERT_TRUE(next) << raw.error();
+    EXPECT_EQ(next->body, "one");
+}
+
+TEST_F(ReverseProxyTest, UnreachableUpstreamIs502WithTheAppsErrorBody) {
+    gw.error_pages({.format = ErrorFormat::problem_json});
+    auto o = to({dead_url()});
+    o.max_fails = 0;
+    start_gateway(std::move(o), "/");
+    const ClientResponse r = get("/name");
+    EXPECT_EQ(r.status(), 502);
+    EXPECT_EQ(r.header("content-type"), "application/problem+json");
+    EXPECT_NE(r.text().find("\"status\":502"), std::string::npos) << r.text();
+    EXPECT_EQ(get("/local").text(), "served here");
+}
+
+TEST_F(ReverseProxyTest, StalledUpstreamIs504) {
+    RawServer stall([](int fd) {
+        read_head(fd);
+        std::this_thread::sleep_for(800ms);
+    });
+    auto o = to({stall.url()});
+    o.response_timeout = 300ms;
+    start_gateway(std::move(o), "/");
+    const auto t0 = SteadyClock::now();
+    EXPECT_EQ(get("/slow").status(), 504);
+    EXPECT_LT(ms_since(t0), 2000);
+}
+
+TEST_F(ReverseProxyTest, GarbageAndCutAnswersAre502) {
+    RawServer bad([](int fd) {
+        const std::string head = read_head(fd);
+        if (head.find("/garbage") != std::string::npos)
+            write_all(fd, "SMTP ready\r\n\r\n");
+        else if (head.find("/both") != std::string::npos)
+            write_all(fd,
+                      "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      "5\r\nhello\r\n0\r\n\r\n");
+        else if (head.find("/cut-small") != std::string::npos)
+            write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this");
+        else  // cut-large: more than buffer_below announced, then the connection ends
+            write_all(
+                fd, "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + std::string(70000, 'c'));
+    });
+    auto o = to({bad.url()});
+    o.max_fails = 0;
+    start_gateway(std::move(o), "/");
+    EXPECT_EQ(get("/garbage").status(), 502);
+    EXPECT_EQ(get("/both").status(), 502);
+    EXPECT_EQ(get("/cut-small").status(), 502);
+    // Streamed already: the client sees the body cut (the connection closes early), never a
+    // complete-looking answer.
+    Client raw = Client::tcp(gw.port());
+    raw.send(get_request("/cut-large"));
+    EXPECT_FALSE(raw.read_response());
+    EXPECT_NE(raw.error().find("eof"), std::string::npos) << raw.error();
+    EXPECT_EQ(get("/local").text(), "served here");  // the gateway is sound
+}
+
+TEST_F(ReverseProxyTest, ConnectFailureOfAnIdempotentRequestTriesAnotherUpstream) {
+    auto o = to({dead_url(), base(up)});
+    o.max_fails = 0;
+    start_gateway(std::move(o), "/");
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(get("/name").text(), "one");
+    // POST is not sent twice: every other one meets the dead upstream.
+    int bad = 0;
+    for (int i = 0; i < 4; ++i) bad += run(client.post(base(gw) + "/echo", "x")).status() == 502;
+    EXPECT_EQ(bad, 2);
+}
+
+TEST_F(ReverseProxyTest, PassiveEjectionLeavesAFailingUpstreamOut) {
+    auto o = to({dead_url(), base(up)});
+    o.max_fails = 1;
+    o.retries = 0;
+    o.fail_timeout = 60s;
+    start_gateway(std::move(o), "/");
+    int ok = 0;
+    for (int i = 0; i < 6; ++i) ok += get("/name").status() == 200;
+    EXPECT_GE(ok, 5);  // at most the first try meets it
+    const std::vector<UpstreamStatus> s = proxy->upstreams();
+    EXPECT_FALSE(s[0].healthy);
+    EXPECT_TRUE(s[1].healthy);
+}
+
+TEST_F(ReverseProxyTest, NoHealthyUpstreamIs503) {
+    auto o = to({dead_url()});
+    o.max_fails = 1;
+    o.retries = 0;
+    o.fail_timeout = 60s;
+    start_gateway(std::move(o), "/");
+    EXPECT_EQ(get("/name").status(), 502);
+    EXPECT_EQ(get("/name").status(), 503);
+}
+
+TEST_F(ReverseProxyTest, BalancingRoundRobinLeastConnectionsAndHash) {
+    App two, three;
+    upstream_routes(two, "two");
+    upstream_routes(three, "three");
+    start_app(two);
+    start_app(three);
+    auto o = to({base(up), base(two), base(three)});
+    start_gateway(std::move(o), "/");
+    std::map<std::string, int> seen;
+    for (int i = 0; i < 30; ++i) ++seen[get("/name").text()];
+    EXPECT_EQ(seen["one"], 10);
+    EXPECT_EQ(seen["two"], 10);
+    EXPECT_EQ(seen["three"], 10);
+    gw.stop();
+
+    App hashed;
+    auto h = to({base(up), base(two), base(three)});
+    h.balance = Balance::hash;
+    h.hash_header = "X-User";
+    h.hash_cookie = "uid";
+    quick_options(hashed.options());
+    reverse_proxy(hashed, "/", std::move(h));
+    start_app(hashed);
+    std::map<std::string, std::string> first;
+    std::map<std::string, int> spread;
+    for (int round = 0; round < 3; ++round)
+        for (int u = 0; u < 30; ++u) {
+            const std::string user = "user" + std::to_string(u);
+            const std::string name =
+                run(client.get(base(hashed) + "/name", {{"X-User", user}})).text();
+            if (round == 0) {
+                first[user] = name;
+                ++spread[name];
+            } else {
+                EXPECT_EQ(first[user], name) << user;
+            }
+        }
+    EXPECT_EQ(spread.size(), 3u);  // 30 keys over 3 upstreams
+    // The cookie works as the key too.
+    const std::string by_cookie =
+        run(client.get(base(hashed) + "/name", {{"Cookie", "uid=user7"}})).text();
+    EXPECT_EQ(by_cookie, first["user7"]);
+    hashed.stop();
+
+    // Least connections: a slow request holds one upstream; the next go to the others.
+    App slow;
+    slow.get("/name", []() -> Task<std::string> {
+        co_await sleep(600ms);
+        co_return "slow";
+    });
+    start_app(slow);
+    App lc;
+    auto l = to({base(slow), base(two)});
+    l.balance = Balance::least_connections;
+    quick_options(lc.options());
+    reverse_proxy(lc, "/", std::move(l));
+    start_app(lc);
+    // The first request goes to the first upstream (all idle: in turn, from the first).
+    auto slow_one = [&]() -> Task<std::vector<std::string>> {
+        std::vector<std::string> one;
+        one.push_back((co_await client.get(base(lc) + "/name")).text());
+        co_return one;
+    };
+    auto four_more = [&]() -> Task<std::vector<std::string>> {
+        co_await sleep(150ms);
+        std::vector<std::string> names;
+        for (int i = 0; i < 4; ++i)
+            names.push_back((co_await client.get(base(lc) + "/name")).text());
+        co_return names;
+    };
+    auto burst = [&]() -> Task<std::vector<std::string>> {
+        std::vector<Task<std::vector<std::string>>> both;
+        both.push_back(four_more());
+        both.push_back(slow_one());
+        std::vector<std::vector<std::string>> got = co_await when_all(std::move(both));
+        got[0].push_back(got[1][0]);
+        co_return got[0];
+    };
+    const std::vector<std::string> names = run(burst());
+    ASSERT_EQ(names.size(), 5u);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(names[i], "two");
+    EXPECT_EQ(names[4], "slow");
+}
+
+TEST_F(ReverseProxyTest, ActiveHealthChecksTakeAnUpstreamOutAndBack) {
+    App flaky;
+    auto healthy = std::make_shared<std::atomic<bool>>(true);
+    flaky.get("/healthz",
+              [healthy] { return healthy->load() ? Status::OK : Status::InternalServerError; });
+    flaky.get("/name", [] { return "flaky"; });
+    start_app(flaky);
+    auto o = to({base(up), base(flaky)});
+    o.health.path = "/healthz";
+    o.health.interval = 50ms;
+    o.health.timeout = 500ms;
+    start_gateway(std::move(o), "/");
+    auto names = [&] {
+        std::map<std::string, int> seen;
+        for (int i = 0; i < 10; ++i) ++seen[get("/name").text()];
+        return seen;
+    };
+    EXPECT_EQ(names()["flaky"], 5);
+    healthy->store(false);
+    auto wait_for = [&](bool want) {
+        for (int i = 0; i < 100 && proxy->upstreams()[1].healthy != want; ++i)
+            std::this_thread::sleep_for(20ms);
+        return proxy->upstreams()[1].healthy == want;
+    };
+    ASSERT_TRUE(wait_for(false));
+    EXPECT_EQ(names()["flaky"], 0);
+    healthy->store(true);
+    ASSERT_TRUE(wait_for(true));
+    EXPECT_EQ(names()["flaky"], 5);
+}
+
+TEST_F(ReverseProxyTest, MiddlewareRunsInFront) {
+    gw.use([](Request& r) -> std::optional<Response> {
+        if (r.header("authorization") != "Bearer ok") return Response(Status::Unauthorized);
+        return std::nullopt;
+    });
+    start_gateway(to({base(up)}), "/");
+    EXPECT_EQ(get("/name").status(), 401);
+    EXPECT_EQ(get("/name", {{"Authorization", "Bearer ok"}}).text(), "one");
+}
+
+TEST_F(ReverseProxyTest, GroupPrefixIsStripped) {
+    auto api = gw.group("/api");
+    auto o = to({base(up)});
+    o.strip_prefix = true;
+    reverse_proxy(api, "/svc", std::move(o));
+    quick_options(gw.options());
+    start_app(gw);
+    EXPECT_EQ(get("/api/svc/name").text(), "one");
+}
+
+TEST_F(ReverseProxyTest, CurlThroughTheProxyOverHttp2AndTls) {
+    if (!have_curl_h2()) GTEST_SKIP() << "curl without HTTP/2";
+    quick_options(gw.options());
+    reverse_proxy(gw, "/", to({base(up)}));
+    start_app_with_tls(gw, true);
+    const std::string url = "https://127.0.0.1:" + std::to_string(gw.port(1));
+    const std::string ca = test::test_certs().ca;
+    auto [status, body] =
+        curl_status("--http2 --cacert " + ca + " -sS -H 'Host: localhost'", url + "/name");
+    EXPECT_EQ(status, 200) << body;
+    EXPECT_EQ(body, "one");
+    // An HTTP/2 request body goes upstream as HTTP/1.1 (chunked, no length known upfront).
+    std::tie(status, body) = curl_status(
+        "--http2 --cacert " + ca + " -sS -H 'Host: localhost' --data-binary 'posted over h2'",
+        url + "/echo");
+    EXPECT_EQ(status, 200) << body;
+    EXPECT_EQ(body, "posted over h2");
+    std::tie(status, body) =
+        curl_status("--http2 --cacert " + ca + " -sS -H 'Host: localhost'", url + "/echo-head");
+    EXPECT_NE(body.find("x-forwarded-proto: https\n"), std::string::npos) << body;
+    EXPECT_NE(body.find("via: 2 vela\n"), std::string::npos) << body;
+}
+
+TEST(ReverseProxyUpstreams, PythonHttpServerUpstream) {
+    PythonHttpServer py("served by python");
+    App gw;
+    quick_options(gw.options());
+    ReverseProxyOptions o = to({py.url()});
+    o.max_fails = 0;
+    reverse_proxy(gw, "/", std::move(o));
+    start_app(gw);
+    http::Client c;
+    std::string body;
+    for (int i = 0; i < 50 && body != "served by python"; ++i) {
+        const ClientResponse r = run(c.get(base(gw) + "/file.txt"));
+        if (r.status() == 200)
+            body = r.text();
+        else
+            std::this_thread::sleep_for(100ms);  // python still starting
+    }
+    EXPECT_EQ(body, "served by python");
+    // http.server answers HTTP/1.0 and closes: the proxy answers HTTP/1.1 with the length.
+    const ClientResponse dirlist = run(c.get(base(gw) + "/"));
+    EXPECT_EQ(dirlist.status(), 200);
+    EXPECT_NE(dirlist.text().find("file.txt"), std::string::npos);
+    EXPECT_EQ(run(c.get(base(gw) + "/nothing-here")).status(), 404);
+    gw.stop();
+}
+
+TEST_F(ReverseProxyTest, TlsAndUnixSocketUpstreams) {
+    App secure;
+    secure.get("/name", [] { return "secure"; });
+    TlsOptions t;
+    t.cert = test::test_certs().server_ec_cert;
+    t.key = test::test_certs().server_ec_key;
+    secure.listen_tls("127.0.0.1:0", std::move(t));
+    secure.start(1);
+    const std::string sock =
+        ::testing::TempDir() + "vela-proxy-" + std::to_string(::getpid()) + ".sock";
+    App local;
+    local.get("/name", [] { return "unix"; });
+    start_app(local, 1, "unix:" + sock);
+    std::string enc;
+    for (const char ch : sock) enc += ch == '/' ? std::string("%2F") : std::string(1, ch);
+
+    App tls_gw;
+    auto o = to({"https://localhost:" + std::to_string(secure.port())});
+    o.tls.ca_file = test::test_certs().ca;
+    o.strip_prefix = true;
+    reverse_proxy(tls_gw, "/tls", std::move(o));
+    auto u = to({"http+unix://" + enc});
+    u.strip_prefix = true;
+    reverse_proxy(tls_gw, "/unix", std::move(u));
+    auto bad = to({"https://localhost:" + std::to_string(secure.port())});  // system store
+    bad.strip_prefix = true;
+    reverse_proxy(tls_gw, "/untrusted", std::move(bad));
+    quick_options(tls_gw.options());
+    start_app(tls_gw);
+    EXPECT_EQ(run(client.get(base(tls_gw) + "/tls/name")).text(), "secure");
+    EXPECT_EQ(run(client.get(base(tls_gw) + "/unix/name")).text(), "unix");
+    EXPECT_EQ(run(client.get(base(tls_gw) + "/untrusted/name")).status(), 502);  // unknown CA
+    tls_gw.stop();
+    local.stop();
+    ::unlink(sock.c_str());
+}
+
+#ifdef VELA_HELLO_BINARY
+// examples/gateway, built beside hello.
+std::string gateway_binary() {
+    return (std::filesystem::path(VELA_HELLO_BINARY).parent_path() / "gateway").string();
+}
+
+TEST(GatewayExample, ProxiesAndMergesTwoApis) {
+    App users, orders;
+    users.get("/users/{id}", [](Request& r) {
+        return Response::json("{\"id\":" + std::string(r.param("id")) + ",\"name\":\"ann\"}");
+    });
+    users.get("/name", [] { return "users"; });
+    orders.get("/orders", [](Request& r) {
+        return Response::json("[{\"user\":" + r.query("user").value_or("0") + ",\"total\":12}]");
+    });
+    orders.get("/name", [] { return "orders"; });
+    start_app(users);
+    start_app(orders);
+    const std::string bin = gateway_binary();
+    ExampleProcess gw;
+    gw.start(bin, {"--upstream", base(users), "--upstream", base(orders), "--balance",
+                   "round-robin", "--threads", "1"});
+    http::Client c;
+    std::map<std::string, int> seen;
+    for (int i = 0; i < 4; ++i) ++seen[run(c.get(gw.url("/name"))).text()];
+    EXPECT_EQ(seen["users"], 2);
+    EXPECT_EQ(seen["orders"], 2);
+    const ClientResponse merged = run(c.get(gw.url("/_gateway/merge?a=/users/7&b=/orders?user=7")));
+    ASSERT_EQ(merged.status(), 200) << merged.text();
+    const json::Value v = merged.json();
+    EXPECT_EQ(v["a"]["name"].as_string(), "ann");
+    EXPECT_EQ(v["a"]["id"].as_int64(), 7);
+    EXPECT_EQ(v["b"][0]["user"].as_int64(), 7);
+    EXPECT_EQ(run(c.get(gw.url("/_gateway/merge?a=/users/7&b=/name"))).status(), 502);  // not JSON
+    EXPECT_EQ(run(c.get(gw.url("/_gateway/merge"))).status(), 400);
+    const json::Value ups = run(c.get(gw.url("/_gateway/upstreams"))).json();
+    ASSERT_EQ(ups.size(), 2u);
+    EXPECT_TRUE(ups[0]["healthy"].as_bool());
+    gw.stop();
+    // A bad command line: one line, exit 2.
+    const Ran r = run_command(bin + " --port 1 2>&1");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("--upstream"), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+#endif  // VELA_HELLO_BINARY
+
+TEST(ReverseProxyOptionsCheck, BadOptionsAreOneLineErrors) {
+    EXPECT_THROW(ReverseProxy(ReverseProxyOptions{}), std::invalid_argument);
+    EXPECT_THROW(ReverseProxy(to({"ftp://x"})), std::invalid_argument);
+    EXPECT_THROW(ReverseProxy(to({"http://x:99999"})), std::invalid_argument);
+    auto h = to({"http://127.0.0.1:1"});
+    h.balance = Balance::hash;
+    EXPECT_THROW(ReverseProxy(std::move(h)), std::invalid_argument);
+    try {
+        ReverseProxy p(to({"http://a b"}));
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("reverse proxy"), std::string::npos);
+    }
+}
+
+}  // namespace
+}  // namespace vela::e2e
