@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "proxy/fields.hpp"
 #include "vela/base/ascii.hpp"
 #include "vela/http/char_class.hpp"
 #include "vela/proxy/reverse_proxy.hpp"
@@ -12,23 +13,6 @@
 namespace vela::proxy {
 
 namespace {
-
-// RFC 9110 7.6.1 and the fields of earlier practice that act the same (Keep-Alive,
-// Proxy-Connection), plus the proxy credentials meant for us.
-constexpr std::string_view kHopByHop[] = {
-    "connection", "keep-alive",          "proxy-connection",  "te", "trailer", "transfer-encoding",
-    "upgrade",    "proxy-authorization", "proxy-authenticate"};
-
-bool in(std::string_view name, std::initializer_list<std::string_view> names) noexcept {
-    for (const std::string_view n : names)
-        if (ascii::iequals(name, n)) return true;
-    return false;
-}
-
-// The request's forwarding fields, which only a trusted proxy's request keeps.
-bool forwarding_field(std::string_view name) noexcept {
-    return in(name, {"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "forwarded"});
-}
 
 // RFC 7239 4: a node is an IPv4 address, a bracketed IPv6 address (quoted: ':' is no tchar),
 // or "unknown".
@@ -76,10 +60,51 @@ void append_list(std::vector<Field>& out, std::string_view name, std::string_vie
 
 }  // namespace
 
+FieldKind classify(std::string_view n) noexcept {
+    using ascii::iequals;
+    switch (n.size()) {
+        case 2:
+            return iequals(n, "te") ? FieldKind::hop : FieldKind::other;
+        case 3:
+            return iequals(n, "via") ? FieldKind::via : FieldKind::other;
+        case 4:
+            if (iequals(n, "date")) return FieldKind::date;
+            return iequals(n, "host") ? FieldKind::host : FieldKind::other;
+        case 6:
+            if (iequals(n, "server")) return FieldKind::server;
+            return iequals(n, "expect") ? FieldKind::expect : FieldKind::other;
+        case 7:
+            return iequals(n, "trailer") || iequals(n, "upgrade") ? FieldKind::hop
+                                                                  : FieldKind::other;
+        case 9:
+            return iequals(n, "forwarded") ? FieldKind::forwarding : FieldKind::other;
+        case 10:
+            if (iequals(n, "connection")) return FieldKind::connection;
+            return iequals(n, "keep-alive") ? FieldKind::hop : FieldKind::other;
+        case 12:
+            return iequals(n, "content-type") ? FieldKind::content_type : FieldKind::other;
+        case 14:
+            return iequals(n, "content-length") ? FieldKind::content_length : FieldKind::other;
+        case 15:
+            return iequals(n, "x-forwarded-for") ? FieldKind::forwarding : FieldKind::other;
+        case 16:
+            if (iequals(n, "proxy-connection")) return FieldKind::hop;
+            return iequals(n, "x-forwarded-host") ? FieldKind::forwarding : FieldKind::other;
+        case 17:
+            if (iequals(n, "transfer-encoding")) return FieldKind::hop;
+            return iequals(n, "x-forwarded-proto") ? FieldKind::forwarding : FieldKind::other;
+        case 18:
+            return iequals(n, "proxy-authenticate") ? FieldKind::hop : FieldKind::other;
+        case 19:
+            return iequals(n, "proxy-authorization") ? FieldKind::hop : FieldKind::other;
+        default:
+            return FieldKind::other;
+    }
+}
+
 bool hop_by_hop(std::string_view name) noexcept {
-    for (const std::string_view h : kHopByHop)
-        if (ascii::iequals(name, h)) return true;
-    return false;
+    const FieldKind k = classify(name);
+    return k == FieldKind::hop || k == FieldKind::connection;
 }
 
 bool named_by_connection(const std::vector<std::string_view>& connection,
@@ -96,20 +121,29 @@ std::vector<Field> request_fields(const std::vector<Header>& fields, const Clien
                                   int version, const ReverseProxyOptions& o) {
     std::vector<std::string_view> connection;
     for (const Header& h : fields)
-        if (ascii::iequals(h.name, "connection")) connection.push_back(h.value);
+        if (classify(h.name) == FieldKind::connection) connection.push_back(h.value);
     std::vector<Field> out;
     out.reserve(fields.size() + 4);
+    const bool keep_forwarding = client.trusted && (o.x_forwarded || o.forwarded);
     for (const Header& h : fields) {
-        if (h.name.empty() || hop_by_hop(h.name) || named_by_connection(connection, h.name))
-            continue;
-        // The client writes the framing and Host; 100-continue was answered here already.
-        if (in(h.name, {"host", "content-length", "expect"})) continue;
-        if (h.name.front() == ':') continue;  // an HTTP/2 pseudo-field
-        if (forwarding_field(h.name) && !(client.trusted && (o.x_forwarded || o.forwarded))) {
-            // A client's own claim is dropped; a trusted proxy's is kept only for the families
-            // this proxy writes (they are appended to below).
-            continue;
+        if (h.name.empty() || h.name.front() == ':') continue;  // ':': an HTTP/2 pseudo-field
+        switch (classify(h.name)) {
+            case FieldKind::hop:
+            case FieldKind::connection:
+            // The client writes the framing and Host; 100-continue was answered here already.
+            case FieldKind::host:
+            case FieldKind::content_length:
+            case FieldKind::expect:
+                continue;
+            case FieldKind::forwarding:
+                // A client's own claim is dropped; a trusted proxy's is kept only for the
+                // families this proxy writes (they are appended to below).
+                if (!keep_forwarding) continue;
+                break;
+            default:
+                break;
         }
+        if (!connection.empty() && named_by_connection(connection, h.name)) continue;
         out.emplace_back(std::string(h.name), std::string(h.value));
     }
     if (o.x_forwarded) {
@@ -126,7 +160,8 @@ std::vector<Field> request_fields(const std::vector<Header>& fields, const Clien
             set_field(out, "X-Forwarded-Host", std::string(client.host));
     } else {
         std::erase_if(out, [](const Field& f) {
-            return in(f.first, {"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"});
+            return classify(f.first) == FieldKind::forwarding &&
+                   !ascii::iequals(f.first, "forwarded");
         });
     }
     if (o.forwarded) {

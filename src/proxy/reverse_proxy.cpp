@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "proxy/fields.hpp"
 #include "vela/async/when_all.hpp"
 #include "vela/base/ascii.hpp"
 #include "vela/base/log.hpp"
@@ -332,17 +333,6 @@ std::optional<std::uint64_t> content_length(std::string_view v) noexcept {
     return n;
 }
 
-// Fields of the upstream's response that do not go to the client as they are.
-bool dropped_response_field(std::string_view name, const std::vector<std::string_view>& connection,
-                            const ReverseProxyOptions& o) noexcept {
-    if (proxy::hop_by_hop(name) || proxy::named_by_connection(connection, name)) return true;
-    for (const std::string_view own : {"content-length", "date", "server", "content-type"})
-        if (ascii::iequals(name, own)) return true;  // written by the server (Content-Type: set)
-    for (const std::string& r : o.remove_response_headers)
-        if (ascii::iequals(name, r)) return true;
-    return false;
-}
-
 // The client's request body as the upstream request's body source: the pieces as they
 // arrive, with a first piece read ahead (HTTP/2, to learn whether there is a body at all).
 struct BodyFeed {
@@ -361,25 +351,49 @@ struct BodyFeed {
     bool ended = false;
 };
 
-Response response_head(const http::ClientResponse& res, const ReverseProxyOptions& o) {
+// The response going to the client: the upstream's status and fields, less the hop-by-hop
+// ones and those the server writes itself (Date, Server, the framing), Via appended, then the
+// options' removals and settings. `length` gets the upstream's Content-Length, if any.
+Response response_head(const http::ClientResponse& res, const ReverseProxyOptions& o,
+                       std::optional<std::uint64_t>& length) {
     Response r(static_cast<Status>(res.status()));
     const ResponseHead& head = res.head();
-    const std::vector<std::string_view> connection = head.header_values("connection");
-    if (head.has_header("content-type")) r.set_content_type(head.header("content-type"));
+    std::vector<std::string_view> connection;
     std::string via;
     head.for_each([&](std::string_view name, std::string_view value) {
-        if (dropped_response_field(name, connection, o)) return;
-        if (ascii::iequals(name, "via")) {
-            if (!via.empty()) via += ", ";
-            via += value;
-            return;
+        switch (proxy::classify(name)) {
+            case proxy::FieldKind::connection:
+                connection.push_back(value);
+                return;
+            case proxy::FieldKind::content_length:
+                length = content_length(value);
+                return;
+            case proxy::FieldKind::content_type:
+                r.set_content_type(value);
+                return;
+            case proxy::FieldKind::via:
+                if (!via.empty()) via += ", ";
+                via += value;
+                return;
+            case proxy::FieldKind::hop:
+            case proxy::FieldKind::date:
+            case proxy::FieldKind::server:
+                return;
+            default:
+                break;
         }
+        for (const std::string& removed : o.remove_response_headers)
+            if (ascii::iequals(name, removed)) return;
         r.add_header(name, value);
     });
+    // Fields the upstream's Connection named are its hop-by-hop ones (rare: a second pass).
+    if (!connection.empty())
+        head.for_each([&](std::string_view name, std::string_view) {
+            if (proxy::named_by_connection(connection, name)) r.remove_header(name);
+        });
     if (!o.via.empty()) {
         if (!via.empty()) via += ", ";
-        via += head.version_minor() == 0 ? "1.0 " : "1.1 ";
-        if (res.protocol() == "HTTP/2") via.replace(via.size() - 4, 4, "2 ");
+        via += res.protocol() == "HTTP/2" ? "2 " : head.version_minor() == 0 ? "1.0 " : "1.1 ";
         via += o.via;
     }
     if (!via.empty()) r.add_header("Via", via);
@@ -468,7 +482,13 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
         bool retry = false;
         std::optional<http::ClientResponse> res;
         try {
-            res.emplace(co_await s.client->request(cr));
+            // The last possible try gives the request away instead of copying it.
+            // (Two statements: GCC 12 mishandles a conditional's temporary under co_await.)
+            const bool last = body_taken || !idempotent(req.method()) || attempt >= o.retries;
+            if (last)
+                res.emplace(co_await s.client->request(std::move(cr)));
+            else
+                res.emplace(co_await s.client->request(cr));
         } catch (const HttpError&) {
             throw;  // the client's body failed (413, 400, 408): its own answer
         } catch (const http::ConnectError& e) {
@@ -496,12 +516,10 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                       u->text);
             co_return Response(Status::BadGateway);
         }
-        Response r = response_head(up, o);
+        std::optional<std::uint64_t> length;
+        Response r = response_head(up, o, length);
         const int code = up.status();
         const bool bodiless = req.method() == Method::HEAD || code == 204 || code == 304;
-        const std::optional<std::uint64_t> length =
-            up.has_header("content-length") ? content_length(up.header("content-length"))
-                                            : std::nullopt;
         if (bodiless) {
             // A HEAD answer keeps the length a GET would have had, when it is small enough to
             // stand for (the server announces the length of the body it would send).
