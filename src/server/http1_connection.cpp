@@ -9,6 +9,7 @@
 
 #include "http2_connection.hpp"
 #include "response_pipeline.hpp"
+#include "tunnel_connection.hpp"
 #include "vela/base/ascii.hpp"
 #include "vela/base/base64.hpp"
 #include "vela/base/log.hpp"
@@ -662,6 +663,10 @@ void Http1Connection::start_body_stream() {
 // A 101 from ws_accept(): the head goes out, then the socket, the TLS transform, the bytes
 // behind the request and the request itself go to a WebSocket driver in this one's place.
 void Http1Connection::hand_over_to_websocket(std::shared_ptr<Upgrade> u, const Response& r) {
+    if (auto* tunnel = dynamic_cast<TunnelUpgrade*>(u.get())) {
+        hand_over_to_tunnel(*tunnel, r);
+        return;
+    }
     auto up = std::dynamic_pointer_cast<WsUpgrade>(std::move(u));
     if (!up) {
         log::error("a 101 response for {} carries an upgrade this server cannot run", req_->path());
@@ -681,6 +686,25 @@ void Http1Connection::hand_over_to_websocket(std::shared_ptr<Upgrade> u, const R
     ws->adopt_info(info);
     worker_.replace_connection(this, ws);
     ws->start();
+}
+
+// A tunnel (vela::tunnel): the 101, then the socket joined to the other connection.
+void Http1Connection::hand_over_to_tunnel(TunnelUpgrade& up, const Response& r) {
+    t_.output();
+    t_.out.append("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n");
+    t_.out.append(r.header_block());
+    t_.out.append("\r\n");
+    t_.in.consume(req_->parser_.consumed());  // what follows the request is the tunnel's
+    req_->parser_.reset();
+    const bool websocket = ascii::iequals(r.header("upgrade"), "websocket");
+    worker_.release_request(std::move(req_));
+    t_.detach();
+    auto* tunnel =
+        new TunnelConnection(worker_, std::move(t_), std::move(up.other), up.idle_timeout);
+    tunnel->info = info;
+    if (websocket) tunnel->protocol = ConnectionProtocol::websocket;
+    worker_.replace_connection(this, tunnel);
+    tunnel->start();
 }
 
 void Http1Connection::release_buffers() noexcept {

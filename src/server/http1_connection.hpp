@@ -27,6 +27,7 @@
 #include "vela/net/transport.hpp"
 #include "vela/reactor/timer_wheel.hpp"
 #include "vela/server/handler.hpp"
+#include "vela/server/tunnel.hpp"
 #include "vela/tls/stream.hpp"
 #include "worker.hpp"
 
@@ -83,6 +84,7 @@ class Http1Connection final : public Connection, public ResponseSink {
     bool try_h2c_upgrade();
     void hand_over_to_http2(std::unique_ptr<Request> upgraded, std::string settings);
     void hand_over_to_websocket(std::shared_ptr<Upgrade> u, const Response& r);
+    void hand_over_to_tunnel(TunnelUpgrade& up, const Response& r);
     int write_direct();
     int write_file();
     int write_out(bool more = false);

@@ -1,0 +1,62 @@
+#pragma once
+// The driver of a tunnel (vela/server/tunnel.hpp): two transports, each the IoSink of its own
+// side, bytes read on one side appended to the other side's output.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "vela/net/transport.hpp"
+#include "worker.hpp"
+
+namespace vela::detail {
+
+class TunnelConnection final : public Connection {
+  public:
+    /// Joins `client` (the server's connection after its 101) to `other`.
+    TunnelConnection(ServerWorker& worker, net::Transport&& client,
+                     std::unique_ptr<net::Transport> other, std::chrono::milliseconds idle);
+    ~TunnelConnection() override;
+    /// Registers both sides and passes on the bytes each already holds.
+    void start();
+    void drain() override { close_both(); }
+    void force_close() override { close_both(); }
+
+  private:
+    /// One direction's source: its transport, and the other side it feeds.
+    struct Side final : tls::StreamOwner {
+        Side(TunnelConnection& owner, net::Transport&& t) : owner(owner), t(std::move(t)) {}
+        Buffer& read_buffer() override { return t.input(); }
+        bool on_read(ssize_t n) override { return owner.on_read(*this, n); }
+        void on_read_none() override { t.release_input_if_empty(); }
+        void on_write_ready() override { owner.on_write_ready(*this); }
+        bool on_handshake(std::string_view) override { return true; }
+
+        TunnelConnection& owner;
+        net::Transport t;
+        Side* peer = nullptr;
+        bool eof = false;     // this side ended its direction (FIN / close_notify)
+        bool paused = false;  // reading stopped: the peer's output is over the high-water mark
+        bool shut = false;    // our write direction toward this side is shut down
+    };
+
+    // The Connection (StreamOwner) role is only the list entry; the sides do the I/O.
+    bool on_handshake(std::string_view) override { return true; }
+
+    bool on_read(Side& from, ssize_t n);
+    void on_write_ready(Side& to);
+    void forward(Side& from);
+    bool flush(Side& to);
+    void close_both() noexcept;
+    static void timer_fired(TimerWheel::Entry* e);
+    void on_timer();
+
+    ServerWorker& worker_;
+    Side a_;  // the client
+    Side b_;  // the upstream
+    std::uint64_t idle_ms_;
+    std::uint64_t last_ms_ = 0;
+    bool closed_ = false;
+};
+
+}  // namespace vela::detail
