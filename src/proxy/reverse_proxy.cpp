@@ -19,6 +19,7 @@
 #include "vela/reactor/block_on.hpp"
 #include "vela/reactor/loop.hpp"
 #include "vela/server/stream.hpp"
+#include "vela/server/tunnel.hpp"
 #include "vela/web/app.hpp"
 #include "vela/web/http_error.hpp"
 
@@ -82,8 +83,17 @@ struct ReverseProxy::State {
     std::string target(const Request& req) const;
     /// Counts a failure of `u` (passive ejection).
     void failed(Upstream& u);
+    /// The position of `u` in ups.
+    std::size_t index_of(const Upstream* u) const noexcept {
+        std::size_t i = 0;
+        while (i < ups.size() && ups[i].get() != u) ++i;
+        return i;
+    }
     /// The active health checks, on their own thread's loop.
     Task<void> check_forever();
+    /// Passes an Upgrade request on; a 101 from the upstream joins the two connections.
+    Task<Response> upgrade(Request& req, const std::string& target,
+                           std::vector<http::Header> fields);
     Task<void> probe(Upstream& u);
 
     ReverseProxyOptions o;
@@ -354,10 +364,10 @@ struct BodyFeed {
 // The response going to the client: the upstream's status and fields, less the hop-by-hop
 // ones and those the server writes itself (Date, Server, the framing), Via appended, then the
 // options' removals and settings. `length` gets the upstream's Content-Length, if any.
-Response response_head(const http::ClientResponse& res, const ReverseProxyOptions& o,
+Response response_head(const ResponseHead& head, bool http2, const ReverseProxyOptions& o,
                        std::optional<std::uint64_t>& length) {
-    Response r(static_cast<Status>(res.status()));
-    const ResponseHead& head = res.head();
+    Response r(static_cast<Status>(head.status()));
+    const bool switching = head.status() == 101;  // its Upgrade names the protocol switched to
     std::vector<std::string_view> connection;
     std::string via;
     head.for_each([&](std::string_view name, std::string_view value) {
@@ -376,6 +386,8 @@ Response response_head(const http::ClientResponse& res, const ReverseProxyOption
                 via += value;
                 return;
             case proxy::FieldKind::hop:
+                if (switching && ascii::iequals(name, "upgrade")) break;
+                return;
             case proxy::FieldKind::date:
             case proxy::FieldKind::server:
                 return;
@@ -389,11 +401,13 @@ Response response_head(const http::ClientResponse& res, const ReverseProxyOption
     // Fields the upstream's Connection named are its hop-by-hop ones (rare: a second pass).
     if (!connection.empty())
         head.for_each([&](std::string_view name, std::string_view) {
-            if (proxy::named_by_connection(connection, name)) r.remove_header(name);
+            if (proxy::named_by_connection(connection, name) &&
+                !(switching && ascii::iequals(name, "upgrade")))
+                r.remove_header(name);
         });
     if (!o.via.empty()) {
         if (!via.empty()) via += ", ";
-        via += res.protocol() == "HTTP/2" ? "2 " : head.version_minor() == 0 ? "1.0 " : "1.1 ";
+        via += http2 ? "2 " : head.version_minor() == 0 ? "1.0 " : "1.1 ";
         via += o.via;
     }
     if (!via.empty()) r.add_header("Via", via);
@@ -402,6 +416,49 @@ Response response_head(const http::ClientResponse& res, const ReverseProxyOption
 }
 
 }  // namespace
+
+Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& target,
+                                            std::vector<http::Header> fields) {
+    fields.emplace_back("Connection", "Upgrade");
+    fields.emplace_back("Upgrade", std::string(req.header("upgrade")));
+    std::vector<std::size_t> tried;
+    Status failure = Status::ServiceUnavailable;
+    for (int attempt = 0;; ++attempt) {
+        Upstream* u = pick(req, tried);
+        if (!u) co_return Response(failure);
+        tried.push_back(index_of(u));
+        u->requests.fetch_add(1, std::memory_order_relaxed);
+        const Active active(*u);
+        http::Upgraded up;
+        bool retry = false;
+        try {
+            up = co_await client->upgrade(u->origin + u->base + target, fields, o.response_timeout);
+        } catch (const http::ConnectError& e) {
+            failed(*u);
+            log::warn("reverse proxy: {}", e.what());
+            failure = Status::BadGateway;
+            retry = attempt < o.retries;
+        } catch (const http::TimeoutError& e) {
+            failed(*u);
+            log::warn("reverse proxy: {}", e.what());
+            failure = Status::GatewayTimeout;
+        } catch (const http::ClientError& e) {
+            failed(*u);
+            log::warn("reverse proxy: {}", e.what());
+            failure = Status::BadGateway;
+        }
+        if (up.head.status() == 0) {
+            if (retry) continue;
+            co_return Response(failure);
+        }
+        u->fails_in_row.store(0, std::memory_order_relaxed);
+        std::optional<std::uint64_t> length;
+        Response r = response_head(up.head, false, o, length);
+        if (up.head.status() != 101 || !up.transport)
+            co_return r;  // refused: its status and fields (its body is not passed on)
+        co_return tunnel(std::move(r), std::move(up.transport), o.tunnel_idle_timeout);
+    }
+}
 
 ReverseProxy::ReverseProxy(ReverseProxyOptions options)
     : state_(std::make_shared<State>(std::move(options))) {}
@@ -431,6 +488,10 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                                  trusted};
     cr.headers = proxy::request_fields(req.headers(), info, req.version(), o);
     if (o.preserve_host && !req.host().empty()) cr.headers.emplace_back("Host", req.host());
+    // An HTTP/1.1 GET asking to switch protocols (a WebSocket): tunnelled to the upstream.
+    if (req.version() == 11 && req.method() == Method::GET && req.has_header("upgrade") &&
+        ascii::list_has(req.header("connection"), "upgrade"))
+        co_return co_await s.upgrade(req, target, std::move(cr.headers));
     cr.stream = true;
     cr.follow_redirects = false;
 
@@ -473,9 +534,7 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                           req.path());
             co_return Response(failure);
         }
-        tried.push_back(static_cast<std::size_t>(
-            std::find_if(s.ups.begin(), s.ups.end(), [&](const auto& p) { return p.get() == u; }) -
-            s.ups.begin()));
+        tried.push_back(s.index_of(u));
         cr.url = u->origin + u->base + target;
         u->requests.fetch_add(1, std::memory_order_relaxed);
         auto active = std::make_shared<Active>(*u);
@@ -517,7 +576,7 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
             co_return Response(Status::BadGateway);
         }
         std::optional<std::uint64_t> length;
-        Response r = response_head(up, o, length);
+        Response r = response_head(up.head(), up.protocol() == "HTTP/2", o, length);
         const int code = up.status();
         const bool bodiless = req.method() == Method::HEAD || code == 204 || code == 304;
         if (bodiless) {

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "e2e/client.hpp"
@@ -653,6 +654,82 @@ TEST(GatewayExample, ProxiesAndMergesTwoApis) {
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 #endif  // VELA_HELLO_BINARY
+
+// --- WebSocket upgrades, tunnelled ---
+
+const char* debian_python() {
+    return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+// tests/e2e/ws/client.py's key=value lines.
+std::map<std::string, std::string> ws_client(const std::string& uri, const std::string& scenario) {
+    const std::string out =
+        run_command("timeout 30 " + std::string(debian_python()) + " " + VELA_SOURCE_DIR +
+                    "/tests/e2e/ws/client.py '" + uri + "' " + scenario + " 2>&1")
+            .out;
+    std::map<std::string, std::string> kv;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+        const auto eq = line.find('=');
+        if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    kv["output"] = out;
+    return kv;
+}
+
+TEST_F(ReverseProxyTest, WebSocketUpgradesAreTunnelled) {
+    if (!succeeds(std::string(debian_python()) + " -c 'import websockets'"))
+        GTEST_SKIP() << "python3-websockets is not installed";
+    App echo;
+    WsOptions big;
+    big.max_message = 4 << 20;  // client.py sends 2 MB
+    echo.ws(
+        "/echo",
+        [](WebSocket& ws, Request&) -> Task<void> {
+            for (;;) {
+                WsMessage m = co_await ws.receive();
+                if (m.is_close()) co_return;
+                if (!co_await ws.send(m.data, m.type)) co_return;
+            }
+        },
+        big);
+    quick_options(echo.options());
+    start_app(echo);
+    auto o = to({base(echo)});
+    o.strip_prefix = true;
+    start_gateway(std::move(o), "/live");
+    const std::string uri = "ws://127.0.0.1:" + std::to_string(gw.port()) + "/live/echo";
+    auto r = ws_client(uri, "echo");
+    for (const char* key : {"text", "binary", "text_100k", "binary_2m", "fragmented", "pong"})
+        EXPECT_EQ(r[key], "True") << key << "\n" << r["output"];
+    EXPECT_EQ(r["close_code"], "1000") << r["output"];
+    // permessage-deflate is the two ends' business: negotiated through the tunnel.
+    r = ws_client(uri, "deflate");
+    EXPECT_NE(r["extensions"].find("permessage-deflate"), std::string::npos) << r["output"];
+    EXPECT_EQ(r["deflate_1m"], "True") << r["output"];
+    // A refused upgrade comes back as the upstream's answer.
+    Client raw = Client::tcp(gw.port());
+    raw.send(
+        "GET /live/nowhere HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
+    const std::optional<HttpResponse> refused = raw.read_response();
+    ASSERT_TRUE(refused) << raw.error();
+    EXPECT_EQ(refused->status, 404);
+    EXPECT_EQ(get("/local").text(), "served here");
+}
+
+TEST_F(ReverseProxyTest, UpgradeToAnUnreachableUpstreamIs502) {
+    auto o = to({dead_url()});
+    o.max_fails = 0;
+    start_gateway(std::move(o), "/");
+    Client raw = Client::tcp(gw.port());
+    raw.send(
+        "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
+    const std::optional<HttpResponse> r = raw.read_response();
+    ASSERT_TRUE(r) << raw.error();
+    EXPECT_EQ(r->status, 502);
+}
 
 TEST(ReverseProxyOptionsCheck, BadOptionsAreOneLineErrors) {
     EXPECT_THROW(ReverseProxy(ReverseProxyOptions{}), std::invalid_argument);

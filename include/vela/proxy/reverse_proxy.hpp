@@ -98,6 +98,8 @@ struct ReverseProxyOptions {
     std::chrono::milliseconds connect_timeout{5'000};
     /// How long the upstream may take to answer (the head), and between two body reads.
     std::chrono::milliseconds response_timeout{60'000};
+    /// A WebSocket (or other upgraded) tunnel silent both ways this long is closed.
+    std::chrono::milliseconds tunnel_idle_timeout{600'000};
     /// Connections open at once to one upstream, per loop; more requests wait for one.
     std::size_t max_connections_per_upstream = 256;
     /// Send only the part of the path below the route's prefix (/api/users -> /users): what
