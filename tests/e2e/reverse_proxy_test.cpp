@@ -282,6 +282,23 @@ TEST_F(ReverseProxyTest, BodiesStreamBothWays) {
     EXPECT_EQ(large->body.size(), 200000u);
 }
 
+TEST_F(ReverseProxyTest, CurlsExpect100ContinueUploadGoesThrough) {
+    start_gateway(to({base(up)}), "/");
+    const std::string file =
+        ::testing::TempDir() + "vela-proxy-upload-" + std::to_string(::getpid());
+    {
+        std::ofstream f(file, std::ios::binary);
+        f << std::string(2 << 20, 'u');
+    }
+    // curl sends Expect: 100-continue for a body this large and waits for the 100.
+    const Ran r = run_command("curl -sS -v -X POST --data-binary @" + file + " " + base(gw) +
+                              "/echo -o /dev/null -w '%{http_code} %{size_download}' 2>&1");
+    EXPECT_NE(r.out.find("Expect: 100-continue"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("HTTP/1.1 100 Continue"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("200 2097152"), std::string::npos) << r.out;
+    std::filesystem::remove(file);
+}
+
 TEST_F(ReverseProxyTest, HeadKeepsTheLength) {
     start_gateway(to({base(up)}), "/");
     Client raw = Client::tcp(gw.port());
