@@ -541,6 +541,60 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
     co_return res;
 }
 
+namespace {
+
+// A connection held past its exchange (an upgrade): discarded unless taken.
+struct Held {
+    detail::OriginPool& pool;
+    detail::Connection* c;
+    ~Held() {
+        if (c) pool.discard(c);
+    }
+};
+
+}  // namespace
+
+Task<Upgraded> Client::upgrade(std::string url_text, std::vector<Header> headers,
+                               std::chrono::milliseconds timeout) {
+    Impl& impl = *impl_;
+    const ClientOptions& o = impl.options;
+    for (const auto& [n, v] : headers) {
+        if (n.empty() || !detail::is_token(n) ||
+            v.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
+            throw std::invalid_argument("bad header field \"" + n + "\"");
+    }
+    const Url url = Url::parse(url_text);
+    detail::LoopPools& lp = impl.here();
+    Loop& loop = lp.loop;
+    detail::OriginPool& pool = lp.pool_for(url);
+    if (pool.absolute)
+        throw ConnectError(url.to_string() +
+                           ": an upgrade through an HTTP proxy needs a tunnel (wss:// has one)");
+    ClientRequest req;
+    req.headers = std::move(headers);
+    std::string bytes = detail::serialize(req, url, o, pool, false, false, {});
+    const std::uint64_t deadline =
+        detail::deadline_after(loop, timeout.count() > 0 ? timeout : o.head_timeout);
+    detail::Lease lease = co_await detail::acquire(pool, true, deadline);
+    impl.requests.fetch_add(1, std::memory_order_relaxed);
+    Held held{pool, lease.c};
+    Upgraded out;
+    {
+        detail::Exchange x(pool, lease.c, false, url.to_string());
+        x.hold = true;  // kept whatever the answer: a 101 hands it over, anything else closes it
+        co_await x.send(std::move(bytes), nullptr, false, deadline);
+        co_await x.read_head("GET", out.head, deadline, deadline);
+    }
+    if (out.head.status() == 101) {
+        detail::Connection* c = std::exchange(held.c, nullptr);
+        c->set_deadline(0);
+        c->t.detach();
+        out.transport = std::make_unique<net::Transport>(std::move(c->t));
+        pool.discard(c);  // the pool forgets it; the object goes, the socket lives on
+    }
+    co_return out;
+}
+
 Task<ClientResponse> Client::request(ClientRequest req) {
     Impl& impl = *impl_;
     const ClientOptions& o = impl.options;

@@ -52,6 +52,7 @@
 #include "vela/http/response_parser.hpp"
 #include "vela/json/codec.hpp"
 #include "vela/json/value.hpp"
+#include "vela/net/transport.hpp"
 #include "vela/tls/client_context.hpp"
 
 namespace vela::http {
@@ -309,6 +310,15 @@ struct ClientStats {
     std::uint64_t idle = 0;
 };
 
+/// The answer to Client::upgrade(): its head and, on 101, the connection it switched.
+struct Upgraded {
+    /// The server's answer (a 101, or whatever it sent instead; its body is not read).
+    ResponseHead head;
+    /// On 101: the connection (its TLS transform, and the bytes that followed the head in
+    /// its input), detached for the next protocol's driver to attach; null otherwise.
+    std::unique_ptr<net::Transport> transport;
+};
+
 /// An HTTP client with per-loop connection pools (see above).
 class Client {
   public:
@@ -322,6 +332,12 @@ class Client {
     /// Sends `req` and returns the response (its body read unless req.stream). Throws
     /// ClientError, or std::invalid_argument for a malformed URL or header.
     Task<ClientResponse> request(ClientRequest req);
+    /// Asks `url` (http, https, ws, wss) to switch protocols: a GET with `headers` (here they
+    /// may carry Connection and Upgrade) on a new connection (dialled, proxied and TLS as for
+    /// requests, ALPN http/1.1), its head within `timeout` (0: head_timeout). What
+    /// vela::ws::connect runs its handshake with. Throws ClientError.
+    Task<Upgraded> upgrade(std::string url, std::vector<Header> headers,
+                           std::chrono::milliseconds timeout = {});
     /// GET `url`.
     Task<ClientResponse> get(std::string url, std::vector<Header> headers = {});
     /// HEAD `url`.
