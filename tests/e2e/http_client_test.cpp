@@ -19,6 +19,7 @@
 
 #include "e2e/client.hpp"
 #include "e2e/example_process.hpp"
+#include "e2e/raw_server.hpp"
 #include "vela/async/when_all.hpp"
 #include "vela/client/client.hpp"
 #include "vela/client_metrics.hpp"
@@ -40,72 +41,6 @@ VELA_REFLECT(Item, name, qty)
 
 std::string base(const App& app, std::size_t index = 0) {
     return "http://127.0.0.1:" + std::to_string(app.port(index));
-}
-
-// A server on 127.0.0.1 that runs `script(fd)` for each connection it accepts, on its own
-// thread, one connection at a time (for answers no real server gives).
-class RawServer {
-  public:
-    explicit RawServer(std::function<void(int)> script) : script_(std::move(script)) {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in sa{};
-        sa.sin_family = AF_INET;
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        int one = 1;
-        ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-        EXPECT_EQ(::listen(fd_, 64), 0);
-        port_ = net::local_port(fd_);
-        thread_ = std::thread([this] {
-            while (!stop_) {
-                pollfd p{fd_, POLLIN, 0};
-                if (::poll(&p, 1, 50) <= 0) continue;
-                const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-                if (c < 0) continue;
-                ++accepted;
-                script_(c);
-                ::close(c);
-            }
-        });
-    }
-    ~RawServer() {
-        stop_ = true;
-        thread_.join();
-        ::close(fd_);
-    }
-    std::string url(std::string_view path = "/") const {
-        return "http://127.0.0.1:" + std::to_string(port_) + std::string(path);
-    }
-    std::atomic<int> accepted{0};
-
-  private:
-    std::function<void(int)> script_;
-    int fd_ = -1;
-    std::uint16_t port_ = 0;
-    std::atomic<bool> stop_{false};
-    std::thread thread_;
-};
-
-// Reads one request head (up to the blank line) from `fd`; empty at the end of the
-// connection.
-std::string read_head(int fd) {
-    std::string got;
-    char c;
-    while (got.find("\r\n\r\n") == std::string::npos) {
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, 3000) <= 0) return got;
-        if (::read(fd, &c, 1) != 1) return got;
-        got += c;
-    }
-    return got;
-}
-
-void write_all(int fd, std::string_view s) {
-    while (!s.empty()) {
-        const ssize_t n = ::send(fd, s.data(), s.size(), MSG_NOSIGNAL);
-        if (n <= 0) return;
-        s.remove_prefix(static_cast<std::size_t>(n));
-    }
 }
 
 template <class T>
@@ -633,78 +568,6 @@ TEST(HttpClientFaults, BodyUntilCloseAndHttp10) {
 }
 
 // --- Through a forward proxy ---
-
-// A forward proxy on 127.0.0.1: CONNECT opens a tunnel, an absolute-form request is passed
-// on to its host as it is; both are relayed byte for byte. It records each request line and
-// Proxy-Authorization, and answers 407 when `require_auth` is set and the header is absent.
-class ForwardProxy {
-  public:
-    explicit ForwardProxy(bool require_auth = false)
-        : server_([this, require_auth](int fd) { serve(fd, require_auth); }) {}
-    std::string url() const {
-        const std::string u = server_.url();
-        return u.substr(0, u.size() - 1);
-    }
-    std::vector<std::string> lines() {
-        std::lock_guard lk(mu_);
-        return lines_;
-    }
-    std::vector<std::string> auths() {
-        std::lock_guard lk(mu_);
-        return auths_;
-    }
-
-  private:
-    void serve(int fd, bool require_auth) {
-        const std::string head = read_head(fd);
-        if (head.empty()) return;
-        const std::string line = head.substr(0, head.find("\r\n"));
-        std::string auth;
-        if (const auto at = head.find("Proxy-Authorization: "); at != std::string::npos)
-            auth = head.substr(at + 21, head.find("\r\n", at) - at - 21);
-        {
-            std::lock_guard lk(mu_);
-            lines_.push_back(line);
-            auths_.push_back(auth);
-        }
-        if (require_auth && auth.empty()) {
-            write_all(fd,
-                      "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n");
-            return;
-        }
-        // "CONNECT 127.0.0.1:port HTTP/1.1" or "GET http://127.0.0.1:port/path HTTP/1.1"
-        const bool tunnel = line.starts_with("CONNECT ");
-        std::string target = line.substr(line.find(' ') + 1);
-        target = target.substr(0, target.find(' '));
-        if (!tunnel) target = target.substr(7, target.find('/', 7) - 7);
-        const std::uint16_t port =
-            static_cast<std::uint16_t>(std::stoi(target.substr(target.rfind(':') + 1)));
-        const int up = connect_loopback(port);
-        if (up < 0) return;
-        if (tunnel)
-            write_all(fd, "HTTP/1.1 200 Connection established\r\n\r\n");
-        else
-            write_all(up, head);
-        relay(fd, up);
-        ::close(up);
-    }
-    static void relay(int a, int b) {
-        char buf[16384];
-        for (;;) {
-            pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
-            if (::poll(p, 2, 3000) <= 0) return;
-            for (int i = 0; i < 2; ++i) {
-                if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-                const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
-                if (n <= 0) return;
-                write_all(i ? a : b, std::string_view(buf, static_cast<std::size_t>(n)));
-            }
-        }
-    }
-    std::mutex mu_;
-    std::vector<std::string> lines_, auths_;
-    RawServer server_;
-};
 
 TEST_F(HttpClientTest, HttpThroughAProxyInAbsoluteForm) {
     ForwardProxy proxy;
