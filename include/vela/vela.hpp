@@ -42,3 +42,4 @@
 #include "vela/web/extract.hpp"
 #include "vela/web/http_error.hpp"
 #include "vela/web/upload.hpp"
+#include "vela/wsclient/connect.hpp"
