@@ -210,6 +210,21 @@ TEST_F(WsClientE2e, ServerClosesWithCodeAndReason) {
     }());
 }
 
+TEST_F(WsClientE2e, MessageOverTheLimitCloses1009) {
+    run([&]() -> Task<void> {
+        ws::ConnectOptions o;
+        o.max_message = 1000;
+        ws::Session s = co_await ws::connect(url("/plain"), o);
+        co_await s->send(std::string(999, 'k'));
+        EXPECT_EQ((co_await s->receive()).data.size(), 999u);
+        co_await s->send(std::string(2000, 'k'));  // its echo is too big for us
+        WsMessage m = co_await s->receive();
+        EXPECT_TRUE(m.is_close());
+        EXPECT_EQ(m.code, cc::message_too_big);
+        co_await settle();
+    }());
+}
+
 TEST_F(WsClientE2e, DroppingTheSessionClosesIt) {
     run([&]() -> Task<void> {
         {
