@@ -28,6 +28,7 @@
 #include "vela/ops/config.hpp"
 #include "vela/ops/health.hpp"
 #include "vela/ops/metrics.hpp"
+#include "vela/proxy/reverse_proxy.hpp"
 #include "vela/ops/openapi.hpp"
 #include "vela/ops/openapi_ui.hpp"
 #include "vela/reactor/block_on.hpp"
@@ -42,3 +43,4 @@
 #include "vela/web/extract.hpp"
 #include "vela/web/http_error.hpp"
 #include "vela/web/upload.hpp"
+#include "vela/wsclient/connect.hpp"

@@ -1,13 +1,19 @@
 #include "ws_connection.hpp"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
+#include <system_error>
+#include <vector>
 
 #include "vela/base/log.hpp"
+#include "vela/server/ws_client_session.hpp"
 
 namespace vela::detail {
 
@@ -38,6 +44,89 @@ ws::Deflater& shared_deflater(const ws::DeflateOptions& o) {
 bool uses_shared_deflater(const ws::DeflateParams& p, const ws::DeflateOptions& o) noexcept {
     return p.server_no_context_takeover &&
            p.server_max_window_bits == std::clamp(o.server_max_window_bits, 9, 15);
+}
+
+// The agreement seen from the client: its compressor is the agreement's client one, what it
+// inflates the server's (Inflater and Deflater are written from the server's side).
+ws::DeflateParams client_side(const ws::DeflateParams& p) noexcept {
+    ws::DeflateParams m;
+    m.server_no_context_takeover = p.client_no_context_takeover;
+    m.server_max_window_bits = p.client_max_window_bits;
+    m.client_no_context_takeover = p.server_no_context_takeover;
+    m.client_max_window_bits = p.server_max_window_bits;
+    return m;
+}
+
+// A masking key for a client frame (RFC 6455 5.3: unpredictable, from a strong source): taken
+// from this thread's batch of getrandom bytes, refilled 1024 keys at a time.
+void next_mask(std::uint8_t key[4]) {
+    thread_local std::uint8_t batch[4096];  // NOLINT: per-thread key store
+    thread_local std::size_t left = 0;      // NOLINT
+    if (left < 4) {
+        std::size_t got = 0;
+        while (got < sizeof batch) {
+            const ssize_t n = ::getrandom(batch + got, sizeof batch - got, 0);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                throw std::system_error(errno, std::generic_category(), "getrandom");
+            }
+            got += static_cast<std::size_t>(n);
+        }
+        left = sizeof batch;
+    }
+    std::memcpy(key, batch + sizeof batch - left, 4);
+    left -= 4;
+}
+
+// The client sessions of each loop of this thread, closed when their loop is destroyed (a
+// session whose closing handshake is still running then has nobody left to finish it).
+struct ClientSessions {
+    Loop* loop = nullptr;
+    Connection* head = nullptr;  // linked through Connection::prev/next
+};
+thread_local std::vector<std::unique_ptr<ClientSessions>> t_client_sessions;  // NOLINT
+
+ClientSessions* find_client_sessions(const Loop* loop) noexcept {
+    for (auto& r : t_client_sessions)
+        if (r->loop == loop) return r.get();
+    return nullptr;
+}
+
+void unlink_client(ClientSessions& cs, Connection* c) noexcept {
+    if (c->prev)
+        c->prev->next = c->next;
+    else if (cs.head == c)
+        cs.head = c->next;
+    if (c->next) c->next->prev = c->prev;
+    c->prev = c->next = nullptr;
+}
+
+void link_client(WsConnection* ws) {
+    Loop& loop = ws->loop();
+    ClientSessions* cs = find_client_sessions(&loop);
+    if (!cs) {
+        cs = t_client_sessions.emplace_back(std::make_unique<ClientSessions>()).get();
+        cs->loop = &loop;
+        loop.at_exit([lp = &loop] {
+            ClientSessions* r = find_client_sessions(lp);
+            if (!r) return;
+            while (Connection* c = r->head) {
+                static_cast<WsConnection*>(c)->abandon_client();
+                if (r->head == c) unlink_client(*r, c);  // its owner still holds it
+            }
+            std::erase_if(t_client_sessions, [r](const auto& p) { return p.get() == r; });
+        });
+    }
+    ws->next = cs->head;
+    if (cs->head) cs->head->prev = ws;
+    cs->head = ws;
+}
+
+// A client session is over: out of its loop's list, freed after the current I/O batch.
+void client_done(WsConnection* ws) noexcept {
+    Loop& loop = ws->loop();
+    if (ClientSessions* cs = find_client_sessions(&loop)) unlink_client(*cs, ws);
+    loop.defer([ws] { delete ws; });
 }
 
 // An upgraded HTTP/1.1 connection's socket (and TLS transform) under a session.
@@ -72,7 +161,12 @@ class SocketLink final : public WsLink {
     void shutdown_write() override { t.shutdown_write(); }
     void close(bool) noexcept override { t.close(); }
     TimerWheel::Entry& timer() noexcept override { return t.timer; }
-    void done(WsConnection* ws) noexcept override { ws->worker().connection_closed(ws); }
+    void done(WsConnection* ws) noexcept override {
+        if (ws->client_mode()) [[unlikely]]
+            client_done(ws);
+        else
+            ws->worker().connection_closed(ws);
+    }
 
     /// The session, the socket's driver (and its timer entry's owner: the session is found
     /// there, so an idle session keeps no pointer more).
@@ -101,7 +195,25 @@ class SocketWsConnection final : public SocketLinkPart, public WsConnection {
         // The socket's completions come here (the HTTP/1.1 driver let go of it).
         link.attach(this, &WsConnection::timer_fired);
     }
+    // A client session (ws::connect).
+    SocketWsConnection(net::Transport&& t, std::shared_ptr<WsUpgrade> up)
+        : SocketLinkPart(std::move(t)), WsConnection(link, std::move(up)) {
+        link.attach(this, &WsConnection::timer_fired);
+    }
 };
+
+WsConnection* WsConnection::client_over_socket(net::Transport&& t, std::shared_ptr<WsUpgrade> up) {
+    auto* ws = new SocketWsConnection(std::move(t), std::move(up));
+    link_client(ws);
+    ws->start();
+    return ws;
+}
+
+void WsConnection::abandon_client() noexcept {
+    reader_waiting_ = {};
+    waiters_ = waiters_tail_ = nullptr;
+    close_socket();
+}
 
 WsConnection* WsConnection::over_socket(ServerWorker& worker, net::Transport&& t,
                                         std::unique_ptr<Request> req, std::string_view head,
@@ -111,7 +223,7 @@ WsConnection* WsConnection::over_socket(ServerWorker& worker, net::Transport&& t
 
 WsConnection::WsConnection(ServerWorker& worker, WsLink& link, std::unique_ptr<Request> req,
                            std::shared_ptr<WsUpgrade> up, std::string_view head)
-    : worker_(worker),
+    : worker_(&worker),
       link_(&link),
       in_(&link_->in()),
       out_(&link_->out()),
@@ -126,6 +238,22 @@ WsConnection::WsConnection(ServerWorker& worker, WsLink& link, std::unique_ptr<R
     init(head, up);
 }
 
+WsConnection::WsConnection(WsLink& link, std::shared_ptr<WsUpgrade> up)
+    : worker_(nullptr),
+      link_(&link),
+      in_(&link_->in()),
+      out_(&link_->out()),
+      endpoint_(up->endpoint),
+      opt_(endpoint_->options),
+      reader_opt_{opt_.max_frame, opt_.max_message, false, true},
+      reader_(reader_opt_),
+      client_(true) {
+    protocol = ConnectionProtocol::websocket;
+    link_->timer().owner = this;
+    link_->timer().fire = &WsConnection::timer_fired;
+    init({}, up);
+}
+
 // `head`: the request's bytes, copied so that its views outlive the HTTP/1.1 connection's
 // buffer (an HTTP/2 stream keeps its request's storage itself).
 void WsConnection::init(std::string_view head, std::shared_ptr<WsUpgrade>& up) {
@@ -134,7 +262,12 @@ void WsConnection::init(std::string_view head, std::shared_ptr<WsUpgrade>& up) {
         std::memcpy(head_.get(), head.data(), head.size());
         req_->rebase(head.data(), head.size(), head_.get());
     }
-    if (up->deflate) {
+    if (up->deflate && client_) {
+        const ws::DeflateParams mine = client_side(*up->deflate);
+        inflater_ = std::make_unique<ws::Inflater>(mine);
+        reader_.set_inflater(inflater_.get());
+        deflater_ = std::make_unique<ws::Deflater>(mine, opt_.deflate);
+    } else if (up->deflate) {
         inflater_ = std::make_unique<ws::Inflater>(*up->deflate);
         reader_.set_inflater(inflater_.get());
         if (!uses_shared_deflater(*up->deflate, opt_.deflate))
@@ -163,30 +296,33 @@ const std::shared_ptr<WsShared>& WsConnection::shared() const {
 
 WsConnection::~WsConnection() {
     // (the link closes its socket or stream, if still open, and returns the buffers)
-    if (req_) worker_.release_request(std::move(req_));
+    if (req_) worker_->release_request(std::move(req_));
 }
 
 void WsConnection::start() {
     link_->start();
     last_rx_ms_ = link_->loop().now_ms();
     arm_timer();
-    handler_running_ = true;
-    Task<void> task;
-    try {
-        task = endpoint_->session ? endpoint_->session(*this) : endpoint_->handler(*this, *req_);
-    } catch (...) {
-        handler_done(std::current_exception());
-        task = {};
-    }
-    if (endpoint_->session && req_) {
-        // The coroutine has its frame and took no request: nothing can reach the request now.
-        worker_.release_request(std::move(req_));
-        head_.reset();
-    }
-    if (task) {
-        auto d = detail::run_detached(std::move(task),
-                                      [this](std::exception_ptr e) { handler_done(e); });
-        if (handler_running_) handler_ = d.handle;
+    handler_running_ = true;  // in client mode: the owner (ws::Session), until release_client()
+    if (!client_) {
+        Task<void> task;
+        try {
+            task =
+                endpoint_->session ? endpoint_->session(*this) : endpoint_->handler(*this, *req_);
+        } catch (...) {
+            handler_done(std::current_exception());
+            task = {};
+        }
+        if (endpoint_->session && req_) {
+            // The coroutine has its frame and took no request: nothing can reach the request.
+            worker_->release_request(std::move(req_));
+            head_.reset();
+        }
+        if (task) {
+            auto d = detail::run_detached(std::move(task),
+                                          [this](std::exception_ptr e) { handler_done(e); });
+            if (handler_running_) handler_ = d.handle;
+        }
     }
     if (!link_->closed()) {
         parse();  // frames the client sent right behind its handshake
@@ -308,6 +444,11 @@ void WsConnection::on_event(const ws::Event& e) {
                 append_control(Opcode::close,
                                ws::close_payload(code == cc::no_status ? cc::normal : code, {}));
                 close_sent_ = true;
+                if (client_) {  // the server closes the TCP connection, within close_timeout
+                    close_deadline_ms_ = link_->loop().now_ms() +
+                                         static_cast<std::uint64_t>(opt_.close_timeout.count());
+                    arm_timer();
+                }
             }
             shut_after_flush_ = true;
             discard_input_ = true;
@@ -372,11 +513,28 @@ WsMessage WsConnection::take_message() noexcept {
 void WsConnection::append_control(Opcode op, std::string_view payload) {
     if (link_->closed()) return;
     link_->output();
-    char h[ws::kMaxHeader];
-    const std::size_t n = ws::write_header(h, op, payload.size());
-    out_->append(h, n);
-    out_->append(payload.data(), payload.size());
+    if (client_) [[unlikely]] {
+        append_masked(op, payload, false);
+    } else {
+        char h[ws::kMaxHeader];
+        const std::size_t n = ws::write_header(h, op, payload.size());
+        out_->append(h, n);
+        out_->append(payload.data(), payload.size());
+    }
     schedule_flush();
+}
+
+// A client frame: masked with a fresh key (RFC 6455 5.3), the payload copied and masked in the
+// output buffer.
+void WsConnection::append_masked(Opcode op, std::string_view payload, bool rsv1) {
+    std::uint8_t key[4];
+    next_mask(key);
+    char h[ws::kMaxHeader];
+    const std::size_t n = ws::write_masked_header(h, op, payload.size(), key, true, rsv1);
+    out_->append(h, n);
+    const std::size_t at = out_->size();
+    out_->append(payload.data(), payload.size());
+    ws::mask_payload(out_->data() + at, payload.size(), key);
 }
 
 // Encodes one message into the output (compressed when agreed and worth it).
@@ -387,10 +545,16 @@ void WsConnection::queue_message(std::string_view data, WsType type) {
         thread_local std::string scratch_;  // NOLINT: the compressed payload, copied out at once
         scratch_.clear();
         (deflater_ ? *deflater_ : shared_deflater(opt_.deflate)).compress(data, scratch_);
-        const std::size_t n = ws::write_header(h, opcode_of(type), scratch_.size(), true, true);
-        out_->append(h, n);
-        out_->append(scratch_.data(), scratch_.size());
+        if (client_) [[unlikely]] {
+            append_masked(opcode_of(type), scratch_, true);
+        } else {
+            const std::size_t n = ws::write_header(h, opcode_of(type), scratch_.size(), true, true);
+            out_->append(h, n);
+            out_->append(scratch_.data(), scratch_.size());
+        }
         if (scratch_.capacity() > 64 * 1024) std::string().swap(scratch_);
+    } else if (client_) [[unlikely]] {
+        append_masked(opcode_of(type), data, false);
     } else {
         const std::size_t n = ws::write_header(h, opcode_of(type), data.size());
         out_->append(h, n);
@@ -495,6 +659,10 @@ void WsConnection::flush() {
     if (waiters_ && out_->size() < opt_.send_queue_max / 2) wake_senders();
     if (out_->empty() && shut_after_flush_) {
         if (close_received_) {
+            if (client_) {  // the server closes first (RFC 6455 7.1.1); close_timeout else
+                shut_after_flush_ = false;
+                return;
+            }
             close_socket();  // both close frames went: the TCP close is the server's
             return;
         }
@@ -806,6 +974,8 @@ Hub::Room::Slot* Hub::Room::slot_for(Loop& loop) {
 
 void Hub::Room::join(WebSocket& ws) {
     auto& c = static_cast<WsConnection&>(ws);
+    // A broadcast is one server frame for all: a client's frames are masked each.
+    if (c.client_mode()) throw std::logic_error("vela::Hub: rooms are for server sessions");
     if (!c.is_open()) return;
     Slot* s = slot_for(c.loop());
     if (std::find(s->members.begin(), s->members.end(), &c) != s->members.end()) return;
@@ -876,3 +1046,22 @@ std::size_t Hub::Room::broadcast(std::string_view data, WsType type, const WebSo
 }
 
 }  // namespace vela
+
+// ---- the client side (ws::connect) ----------------------------------------------------------
+
+namespace vela::detail {
+
+WebSocket& ws_client_start(net::Transport&& t, WsClientAgreement a) {
+    auto ep = std::make_shared<WsEndpoint>();
+    ep->options = std::move(a.options);
+    ep->path = std::move(a.url);
+    auto up = std::make_shared<WsUpgrade>();
+    up->endpoint = std::move(ep);
+    up->deflate = a.deflate;
+    up->subprotocol = std::move(a.subprotocol);
+    return *WsConnection::client_over_socket(std::move(t), std::move(up));
+}
+
+void ws_client_release(WebSocket& ws) noexcept { static_cast<WsConnection&>(ws).release_client(); }
+
+}  // namespace vela::detail

@@ -16,6 +16,12 @@
 //
 // The route's coroutine runs detached; the object lives until both the link is closed and
 // the coroutine has returned (a shutdown past its deadline destroys the coroutine).
+//
+// The same session is the client side of ws::connect (client mode, no worker): its frames
+// are masked (RFC 6455 5.3, keys from getrandom in batches), masked frames from the server
+// fail it (1002), permessage-deflate runs with the roles swapped, the closing handshake
+// waits for the server's TCP close (RFC 6455 7.1.1), and its owner is a ws::Session handle
+// instead of a route coroutine.
 
 #include <cstdint>
 #include <memory>
@@ -114,6 +120,15 @@ class WsConnection : public Connection, public WebSocket {
     static WsConnection* over_socket(ServerWorker& worker, net::Transport&& t,
                                      std::unique_ptr<Request> req, std::string_view head,
                                      std::shared_ptr<WsUpgrade> up);
+    /// A client-side session over a connection a 101 switched (ws::connect): `up` carries the
+    /// endpoint (options, the URL as its path), the agreed deflate parameters (as the server
+    /// states them) and subprotocol. Started at once; its owner calls release_client().
+    static WsConnection* client_over_socket(net::Transport&& t, std::shared_ptr<WsUpgrade> up);
+    /// The owner (ws::Session) lets go: the closing handshake starts unless it ran, and the
+    /// object is freed once the socket is closed.
+    void release_client() { handler_done(nullptr); }
+    /// Closes a client session's socket at once (its loop is being destroyed).
+    void abandon_client() noexcept;
     ~WsConnection() override;
     /// Takes the HTTP/1.1 connection's peer information (the request points at it).
     void adopt_info(const ConnectionInfo& i) noexcept {
@@ -143,7 +158,9 @@ class WsConnection : public Connection, public WebSocket {
     bool deflating() const noexcept { return inflater_ != nullptr; }
     std::size_t backlog() const noexcept { return out_->size(); }
     Loop& loop() const noexcept { return link_->loop(); }
-    ServerWorker& worker() const noexcept { return worker_; }
+    ServerWorker& worker() const noexcept { return *worker_; }
+    /// True for the client side of ws::connect.
+    bool client_mode() const noexcept { return client_; }
     const std::shared_ptr<WsShared>& shared() const;
 
     // Hub and WsSender, on this loop.
@@ -174,6 +191,7 @@ class WsConnection : public Connection, public WebSocket {
     void deliver_close(std::uint16_t code, std::string_view reason);
     void fail(std::uint16_t code, const char* what);
     void append_control(ws::Opcode op, std::string_view payload);
+    void append_masked(ws::Opcode op, std::string_view payload, bool rsv1);
     void flush();
     void wake_senders();
     void handler_done(std::exception_ptr e);
@@ -190,13 +208,15 @@ class WsConnection : public Connection, public WebSocket {
     /// (`head`: the request's bytes, copied).
     WsConnection(ServerWorker& worker, WsLink& link, std::unique_ptr<Request> req,
                  std::shared_ptr<WsUpgrade> up, std::string_view head = {});
+    /// A client-side session over `link` (client mode).
+    WsConnection(WsLink& link, std::shared_ptr<WsUpgrade> up);
     static void timer_fired(TimerWheel::Entry* e);
 
   private:
-    ServerWorker& worker_;
-    WsLink* link_;  // the socket or the HTTP/2 stream (a base of the derived class)
-    Buffer* in_;    // link_->in()
-    Buffer* out_;   // link_->out()
+    ServerWorker* worker_;  // null in client mode
+    WsLink* link_;          // the socket or the HTTP/2 stream (a base of the derived class)
+    Buffer* in_;            // link_->in()
+    Buffer* out_;           // link_->out()
     // The route (for log lines): the request's path while it is kept, else the endpoint's.
     std::string_view route() const noexcept {
         return req_ ? req_->path() : std::string_view(endpoint_->path);
@@ -240,6 +260,7 @@ class WsConnection : public Connection, public WebSocket {
     bool discard_input_ = false;     // after the client's close or an error
     bool wake_queued_ = false;       // a deferred wake-up of waiting coroutines is pending
     bool default_window_ = false;    // deflating with the server's default window, no context
+    bool client_ = false;            // the client side of ws::connect
 };
 
 }  // namespace vela::detail

@@ -124,7 +124,9 @@ std::size_t FrameReader::parse_header(const char* p, std::size_t avail) noexcept
     if (control && (b1 & 0x7F) > kMaxControl) return reject(protocol_error, "control frame > 125");
     // 5.1: a server closes the connection on an unmasked client frame.
     const bool masked = (b1 & kMaskBit) != 0;
-    if (opt_.require_mask && !masked) return reject(protocol_error, "unmasked client frame");
+    // A client closes it on a masked server frame.
+    if (masked ? opt_.reject_mask : opt_.require_mask) [[unlikely]]
+        return reject(protocol_error, masked ? "masked server frame" : "unmasked client frame");
     // 5.4: continuations only inside a message; no new message inside one.
     if (op == 0 && !in_message_) return reject(protocol_error, "continuation without message");
     if (!control && op != 0 && in_message_)
@@ -309,6 +311,19 @@ std::size_t write_header(char* out, Opcode op, std::uint64_t len, bool fin, bool
     for (std::size_t i = 0; i < n; ++i)
         o[2 + i] = static_cast<unsigned char>(len >> (8 * (n - 1 - i)));
     return 2 + n;
+}
+
+std::size_t write_masked_header(char* out, Opcode op, std::uint64_t len, const std::uint8_t key[4],
+                                bool fin, bool rsv1) noexcept {
+    const std::size_t n = write_header(out, op, len, fin, rsv1);
+    out[1] = static_cast<char>(out[1] | kMaskBit);
+    std::memcpy(out + n, key, 4);
+    return n + 4;
+}
+
+void mask_payload(char* p, std::size_t n, const std::uint8_t key[4]) noexcept {
+    std::uint8_t pos = 0;
+    apply_mask(p, n, key, pos);
 }
 
 void append_frame(std::string& out, Opcode op, std::string_view payload, bool fin, bool rsv1) {

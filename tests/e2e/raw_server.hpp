@@ -1,7 +1,8 @@
 #pragma once
-// Servers for the client and proxy end-to-end tests that no real server is: a raw socket that
-// runs a script per connection (for answers that break HTTP on purpose), and python3's
-// http.server as a real peer that is not vela.
+// Servers for the client and proxy end-to-end tests (the HTTP client, the WebSocket client,
+// the reverse proxy) that no real server is: a raw socket that runs a script per connection
+// (answers that break HTTP on purpose, the bytes a client really sent), a forward proxy, and
+// python3's http.server as a real peer that is not vela.
 
 #include <netinet/in.h>
 #include <poll.h>
@@ -12,15 +13,19 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "e2e/client.hpp"
 #include "e2e/example_process.hpp"
 #include "vela/net/socket.hpp"
 
@@ -135,6 +140,78 @@ class PythonHttpServer {
     std::string dir_;
     std::uint16_t port_;
     pid_t pid_ = -1;
+};
+
+/// A forward proxy on 127.0.0.1: CONNECT opens a tunnel, an absolute-form request is passed
+/// on to its host as it is; both are relayed byte for byte. It records each request line and
+/// Proxy-Authorization, and answers 407 when `require_auth` is set and the header is absent.
+class ForwardProxy {
+  public:
+    explicit ForwardProxy(bool require_auth = false)
+        : server_([this, require_auth](int fd) { serve(fd, require_auth); }) {}
+    std::string url() const {
+        const std::string u = server_.url();
+        return u.substr(0, u.size() - 1);
+    }
+    std::vector<std::string> lines() {
+        std::lock_guard lk(mu_);
+        return lines_;
+    }
+    std::vector<std::string> auths() {
+        std::lock_guard lk(mu_);
+        return auths_;
+    }
+
+  private:
+    void serve(int fd, bool require_auth) {
+        const std::string head = read_head(fd);
+        if (head.empty()) return;
+        const std::string line = head.substr(0, head.find("\r\n"));
+        std::string auth;
+        if (const auto at = head.find("Proxy-Authorization: "); at != std::string::npos)
+            auth = head.substr(at + 21, head.find("\r\n", at) - at - 21);
+        {
+            std::lock_guard lk(mu_);
+            lines_.push_back(line);
+            auths_.push_back(auth);
+        }
+        if (require_auth && auth.empty()) {
+            write_all(fd,
+                      "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n");
+            return;
+        }
+        // "CONNECT 127.0.0.1:port HTTP/1.1" or "GET http://127.0.0.1:port/path HTTP/1.1"
+        const bool tunnel = line.starts_with("CONNECT ");
+        std::string target = line.substr(line.find(' ') + 1);
+        target = target.substr(0, target.find(' '));
+        if (!tunnel) target = target.substr(7, target.find('/', 7) - 7);
+        const std::uint16_t port =
+            static_cast<std::uint16_t>(std::stoi(target.substr(target.rfind(':') + 1)));
+        const int up = connect_loopback(port);
+        if (up < 0) return;
+        if (tunnel)
+            write_all(fd, "HTTP/1.1 200 Connection established\r\n\r\n");
+        else
+            write_all(up, head);
+        relay(fd, up);
+        ::close(up);
+    }
+    static void relay(int a, int b) {
+        char buf[16384];
+        for (;;) {
+            pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+            if (::poll(p, 2, 3000) <= 0) return;
+            for (int i = 0; i < 2; ++i) {
+                if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+                const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
+                if (n <= 0) return;
+                write_all(i ? a : b, std::string_view(buf, static_cast<std::size_t>(n)));
+            }
+        }
+    }
+    std::mutex mu_;
+    std::vector<std::string> lines_, auths_;
+    RawServer server_;
 };
 
 }  // namespace vela::e2e

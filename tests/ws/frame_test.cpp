@@ -412,6 +412,38 @@ TEST(WsFrameReader, ErrorNamesTheRuleAndStays) {
     EXPECT_EQ(consumed, 0u);
 }
 
+// --- the client side ---------------------------------------------------------------------
+
+TEST(WsFrameReader, ClientRefusesMaskedServerFrames) {
+    ReaderOptions opt;
+    opt.require_mask = false;
+    opt.reject_mask = true;
+    EXPECT_EQ(run_every_split("\x81\x05hello"sv, opt), std::vector<Got>{text("hello")});
+    std::string buf = frame(Opcode::text, "masked");
+    FrameReader r(opt);
+    std::size_t consumed = 0;
+    const Event e = r.next(buf.data(), buf.size(), consumed);
+    ASSERT_EQ(e.kind, Kind::error);
+    EXPECT_EQ(e.code, close_code::protocol_error);
+    EXPECT_STREQ(e.what, "masked server frame");
+}
+
+TEST(WsFrameWriter, MaskedHeaderAndPayloadMatchTheClientFrame) {
+    const std::uint8_t key[4] = {0x37, 0xFA, 0x21, 0x3D};
+    for (const std::size_t n : {0u, 5u, 125u, 126u, 65535u, 65536u}) {
+        const std::string payload(n, 'p');
+        char h[kMaxHeader];
+        const std::size_t hn = write_masked_header(h, Opcode::binary, n, key, true, true);
+        std::string out(h, hn);
+        const std::size_t at = out.size();
+        out += payload;
+        mask_payload(out.data() + at, n, key);
+        std::string want;
+        append_client_frame(want, Opcode::binary, payload, kMask, true, true);
+        EXPECT_EQ(out, want) << n;
+    }
+}
+
 // --- close --------------------------------------------------------------------------------
 
 TEST(WsFrameReader, ClosePayloads) {

@@ -86,6 +86,8 @@ struct ReaderOptions {
     std::size_t max_message = 16 * 1024 * 1024;
     /// Client frames must be masked (RFC 6455 5.1); a server keeps this true.
     bool require_mask = true;
+    /// Server frames must not be masked (RFC 6455 5.1): a client sets this (1002 otherwise).
+    bool reject_mask = false;
 };
 
 /// One thing FrameReader::next found.
@@ -106,7 +108,7 @@ struct Event {
     const char* what = "";
 };
 
-/// Parses the frames of one connection (client to server).
+/// Parses the frames of one connection (client to server, or server to client).
 class FrameReader {
   public:
     /// A reader enforcing `o`; it keeps a reference to `o`.
@@ -165,6 +167,14 @@ inline constexpr std::size_t kMaxHeader = 14;
 /// kMaxHeader bytes); returns its size.
 std::size_t write_header(char* out, Opcode op, std::uint64_t len, bool fin = true,
                          bool rsv1 = false) noexcept;
+
+/// Writes a client frame header (MASK bit set, then the 4 bytes of `key`) for `len` payload
+/// bytes to `out` (room for kMaxHeader bytes); returns its size.
+std::size_t write_masked_header(char* out, Opcode op, std::uint64_t len, const std::uint8_t key[4],
+                                bool fin = true, bool rsv1 = false) noexcept;
+
+/// XORs p[0, n) with `key` from its first byte (RFC 6455 5.3): masks and unmasks.
+void mask_payload(char* p, std::size_t n, const std::uint8_t key[4]) noexcept;
 
 /// Appends a whole server frame (header and payload) to `out`.
 void append_frame(std::string& out, Opcode op, std::string_view payload, bool fin = true,
