@@ -91,10 +91,9 @@ class Connection final : public tls::StreamOwner {
     OriginPool* pool;
     std::string alpn;
     std::uint64_t deadline = 0;
-    std::uint32_t served = 0;  // responses read on it
-    int error = 0;             // errno of a failed read or write (EPROTO: TLS)
-    bool eof = false;          // the peer ended its side
-    bool timed_out = false;    // the deadline passed
+    int error = 0;           // errno of a failed read or write (EPROTO: TLS)
+    bool eof = false;        // the peer ended its side
+    bool timed_out = false;  // the deadline passed
     bool handshake_done = false;
     bool idle = false;    // parked in the pool
     bool broken = false;  // bytes arrived while idle

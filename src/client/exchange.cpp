@@ -113,7 +113,6 @@ Task<void> Exchange::read_head(const std::string& method, ResponseHead& head,
         Buffer& in = c_->t.in;
         const std::size_t had = in.size();
         if (had) {
-            got_bytes_ = true;
             const HeadParse p =
                 parse_response_head(std::string_view(in.data(), had), method, limits, head);
             if (p.result == HeadParse::Result::done) {

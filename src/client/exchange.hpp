@@ -72,7 +72,6 @@ class Exchange {
     Connection* c_;
     std::string url_;
     bool reused_;
-    bool got_bytes_ = false;  // any byte of a response arrived
     bool done_ = false;
     bool end_after_piece_ = false;
     BodyFraming framing_ = BodyFraming::none;

@@ -150,7 +150,6 @@ void OriginPool::release(Connection* c, bool reusable) {
         discard(c);
         return;
     }
-    ++c->served;
     c->lent = false;
     c->park(owner.loop.now_ms() +
             static_cast<std::uint64_t>(owner.impl.options.idle_timeout.count()));
@@ -210,7 +209,6 @@ void OriginPool::wake_one() {
     SlotWaiter* w = first;
     if (!w) return;
     dequeue(*w);
-    w->woken = true;
     // Resumed from the loop: the caller may be deep in a connection's callback.
     const std::coroutine_handle<> h = w->h;
     owner.loop.defer([h] { h.resume(); });
@@ -327,26 +325,60 @@ Client::Impl::~Impl() {
     }
 }
 
+namespace {
+// Every client gets an id never used again, so a cache entry of a destroyed client (whose
+// address a new one may reuse) never matches.
+std::atomic<std::uint64_t> next_client_id{1};
+// Bumped when a loop that sent requests is destroyed: the caches below are then refilled (a
+// new loop may reuse the old one's address).
+std::atomic<std::uint64_t> loops_gone{0};
+
+// The last (client, loop) -> pools lookup of this thread.
+struct HereCache {
+    std::uint64_t client = 0;
+    const Loop* loop = nullptr;
+    std::uint64_t gone = 0;
+    detail::LoopPools* pools = nullptr;
+};
+thread_local HereCache here_cache;
+}  // namespace
+
+std::uint64_t Client::Impl::new_id() noexcept {
+    return next_client_id.fetch_add(1, std::memory_order_relaxed);
+}
+
 detail::LoopPools& Client::Impl::here() {
     Loop* l = Loop::current();
     if (!l) throw std::logic_error("vela::http::Client: requests must be made on a vela loop");
+    HereCache& hc = here_cache;
+    const std::uint64_t gone = loops_gone.load(std::memory_order_acquire);
+    if (hc.client == id && hc.loop == l && hc.gone == gone) return *hc.pools;
     std::lock_guard lk(mu);
-    // A loop destroyed since closed its pools (its at-exit hook); forget them.
-    std::erase_if(loops, [](const std::shared_ptr<detail::LoopPools>& lp) {
+    detail::LoopPools* found = nullptr;
+    for (auto& lp : loops) {
+        if (&lp->loop != l) continue;
         std::lock_guard g(lp->mu);
-        return lp->loop_gone;
-    });
-    for (auto& lp : loops)
-        if (&lp->loop == l) return *lp;
-    auto lp = std::make_shared<detail::LoopPools>(*this, *l);
-    l->at_exit([lp] {
-        std::lock_guard g(lp->mu);
-        if (!lp->closed) lp->close_all();
-        lp->closed = true;
-        lp->loop_gone = true;
-    });
-    loops.push_back(lp);
-    return *lp;
+        if (!lp->loop_gone) found = lp.get();
+    }
+    if (!found) {
+        // A loop destroyed since closed its pools (its at-exit hook); forget them.
+        std::erase_if(loops, [](const std::shared_ptr<detail::LoopPools>& lp) {
+            std::lock_guard g(lp->mu);
+            return lp->loop_gone;
+        });
+        auto lp = std::make_shared<detail::LoopPools>(*this, *l);
+        l->at_exit([lp] {
+            std::lock_guard g(lp->mu);
+            if (!lp->closed) lp->close_all();
+            lp->closed = true;
+            lp->loop_gone = true;
+            loops_gone.fetch_add(1, std::memory_order_release);
+        });
+        loops.push_back(lp);
+        found = lp.get();
+    }
+    hc = HereCache{id, l, gone, found};
+    return *found;
 }
 
 tls::ClientContext& Client::Impl::tls() {

@@ -56,7 +56,6 @@ struct SlotWaiter {
     std::coroutine_handle<> h{};
     SlotWaiter* next = nullptr;
     SlotWaiter* prev = nullptr;
-    bool woken = false;
 };
 
 /// The connections of one origin on one loop.
@@ -117,13 +116,17 @@ namespace vela::http {
 struct Client::Impl {
     explicit Impl(ClientOptions o);
     ~Impl();
-    /// This loop's pools (made on first use); throws std::logic_error off a loop.
+    /// This loop's pools (made on first use; the last found is cached per thread); throws
+    /// std::logic_error off a loop.
     detail::LoopPools& here();
+    /// A client id never used before.
+    static std::uint64_t new_id() noexcept;
     /// The proxy for `url`, or null (see ClientOptions::proxy).
     const Url* proxy_for(const Url& url) const;
     /// The TLS context (made on first https use); throws TlsError.
     tls::ClientContext& tls();
 
+    const std::uint64_t id = new_id();
     ClientOptions options;
     std::optional<Url> http_proxy, https_proxy;
     std::vector<std::string> no_proxy;
