@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "client/h2_exchange.hpp"
 #include "vela/base/ascii.hpp"
 #include "vela/base/base64.hpp"
 
@@ -113,6 +114,7 @@ void Resolver::forget(const std::string& host) {
 
 OriginPool::~OriginPool() {
     for (Connection* c : idle) delete c;
+    for (Connection* c : shared) delete c;
 }
 
 void LoopPools::close_all() noexcept {
@@ -127,7 +129,34 @@ void LoopPools::close_all() noexcept {
             delete c;
         }
         pool->idle.clear();
+        // Shared HTTP/2 connections: none has a request left when the loop or client goes.
+        for (Connection* c : pool->shared) {
+            c->h2->retire();  // close_notify: the TLS session stays resumable
+            c->h2->fail_all(H2Stream::Failure::protocol, "the client's pools were closed");
+            c->pool = nullptr;
+            c->close();
+            delete c;
+        }
+        impl.open.fetch_sub(static_cast<std::int64_t>(pool->shared.size()),
+                            std::memory_order_relaxed);
+        pool->open -= pool->shared.size();
+        pool->shared.clear();
     }
+}
+
+Connection* OriginPool::take_shared() {
+    for (Connection* c : shared) {
+        if (c->h2->can_open()) {
+            ++c->h2->reserved;
+            return c;
+        }
+    }
+    return nullptr;
+}
+
+void OriginPool::share(Connection* c) {
+    shared.push_back(c);
+    ++c->h2->reserved;
 }
 
 Connection* OriginPool::take_idle() {
@@ -174,6 +203,11 @@ void OriginPool::discard(Connection* c) {
     }
     if (c->pool == nullptr) return;  // already discarded
     c->pool = nullptr;
+    if (c->h2) {
+        std::erase(shared, c);
+        c->h2->fail_all(H2Stream::Failure::protocol, "the HTTP/2 connection was closed");
+        c->h2->run_wakes();
+    }
     c->close();
     --open;
     owner.impl.open.fetch_sub(1, std::memory_order_relaxed);
@@ -214,6 +248,10 @@ void OriginPool::wake_one() {
     owner.loop.defer([h] { h.resume(); });
 }
 
+void OriginPool::wake_all() {
+    while (first) wake_one();
+}
+
 namespace {
 Url bare(const Url& u) {
     Url o = u;
@@ -236,6 +274,9 @@ OriginPool& LoopPools::pool_for(const Url& url) {
     if (it != pools.end()) return *it->second;
     auto p = std::make_unique<OriginPool>(*this, bare(proxy && !url.secure() ? *proxy : url));
     p->dial_to = bare(proxy ? *proxy : url);
+    const ClientOptions& o = impl.options;
+    p->h2_tls = o.http2 && url.secure();
+    p->h2c = o.h2c && !url.secure() && !proxy;
     if (proxy) {
         p->tunnel = url.secure();
         p->absolute = !url.secure();

@@ -72,6 +72,12 @@ class OriginPool {
     void discard(Connection* c);
     /// Wakes the first waiter for a slot (from the loop, not from the caller's frame).
     void wake_one();
+    /// Wakes every waiter (a dial that may have opened an HTTP/2 connection ended).
+    void wake_all();
+    /// A shared HTTP/2 connection that can open a stream now (and reserves it), or null.
+    Connection* take_shared();
+    /// Makes `c` (just dialled, h2 negotiated) the origin's shared connection.
+    void share(Connection* c);
     /// Adds/removes a slot waiter.
     void enqueue(SlotWaiter& w);
     void dequeue(SlotWaiter& w) noexcept;
@@ -83,7 +89,12 @@ class OriginPool {
     bool absolute = false;   // requests in absolute form (to an http proxy)
     std::string proxy_auth;  // Proxy-Authorization value, or empty
     std::vector<Connection*> idle;
-    std::size_t open = 0;  // connections open or being opened
+    std::vector<Connection*> shared;  // HTTP/2 connections, busy or not (never in `idle`)
+    std::size_t open = 0;             // connections open or being opened
+    std::size_t dialing = 0;          // connections being opened
+    bool h2_tls = false;              // offer h2 by ALPN (https, ClientOptions::http2)
+    bool h2c = false;                 // HTTP/2 by prior knowledge (ClientOptions::h2c)
+    bool h1_only = false;             // the server answered ALPN without h2
     SlotWaiter* first = nullptr;
     SlotWaiter* last = nullptr;
 };
