@@ -50,6 +50,10 @@ bool H2Conn::can_open() const noexcept {
 void H2Conn::flush() {
     std::string& o = session.output();
     if (o.empty()) return;
+    if (in_wakes_) {  // the coroutines being resumed write once, together, at the end
+        flush_pending_ = true;
+        return;
+    }
     if (c.t.closed() || dead) {
         o.clear();
         return;
@@ -243,6 +247,7 @@ void H2Conn::run_wakes() {
         if (s->waiter) std::exchange(s->waiter, {}).resume();
     }
     in_wakes_ = false;
+    if (std::exchange(flush_pending_, false)) flush();
 }
 
 void H2Conn::on_begin_headers(h2::Stream& st) {
@@ -388,7 +393,6 @@ void H2Exchange::open(const std::vector<Header>& fields, bool end) {
     if (!st) throw Unprocessed(url_ + ": no HTTP/2 stream could be opened on the connection");
     s_.st = st;
     h->attach(s_);
-    h->used = true;
     h->flush();
 }
 

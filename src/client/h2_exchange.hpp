@@ -64,8 +64,6 @@ class H2Conn final : public h2::SessionHandler {
     void start();
     /// True when a new stream may be opened now.
     bool can_open() const noexcept;
-    /// Streams open or promised to a request (reserved).
-    std::size_t load() const noexcept { return streams_.size() + reserved; }
     /// Writes what the session has to say.
     void flush();
     /// Connection callbacks (see Connection).
@@ -100,7 +98,6 @@ class H2Conn final : public h2::SessionHandler {
     std::size_t reserved = 0;  // leases given out whose stream is not open yet
     bool goaway = false;       // the server sent GOAWAY: no new stream
     bool dead = false;         // the connection failed
-    bool used = false;         // a request's stream was opened on it
 
   private:
     void after_io();
@@ -113,6 +110,7 @@ class H2Conn final : public h2::SessionHandler {
     std::vector<H2Stream*> wakes_;
     std::uint64_t idle_deadline_ = 0;
     bool in_wakes_ = false;
+    bool flush_pending_ = false;  // flush() was asked for while in run_wakes()
 };
 
 /// One request as a stream of an H2Conn.
