@@ -304,8 +304,9 @@ Task<Lease> acquire(OriginPool& pool, bool fresh, std::uint64_t deadline) {
         if (!fresh) {
             if (Connection* c = pool.take_shared()) co_return Lease{c, true};
         }
-        // A connection being opened may be HTTP/2, with room for this request too.
-        const bool await_dial = maybe_h2 && pool.dialing > 0;
+        // A connection being opened may be HTTP/2, with room for this request too; one just
+        // opened tells its concurrency limit with its first SETTINGS.
+        const bool await_dial = maybe_h2 && (pool.dialing > 0 || pool.h2_warming());
         if (!await_dial) {
             if (!fresh) {
                 if (Connection* c = pool.take_idle()) co_return Lease{c, true};

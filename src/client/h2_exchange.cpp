@@ -43,8 +43,10 @@ void H2Conn::start() {
 }
 
 bool H2Conn::can_open() const noexcept {
+    const std::uint32_t limit =
+        session.peer_settings_received() ? session.peer_settings().max_concurrent_streams : 1;
     return !dead && !goaway && !session.closed() && !c.t.closed() &&
-           session.stream_count() + reserved < session.peer_settings().max_concurrent_streams;
+           session.stream_count() + reserved < limit;
 }
 
 void H2Conn::flush() {
@@ -138,6 +140,10 @@ bool H2Conn::on_read(ssize_t n) {
 }
 
 void H2Conn::after_io() {
+    if (!settings_known_ && session.peer_settings_received()) {
+        settings_known_ = true;  // the requests waiting for the server's limit may go
+        if (c.pool) c.pool->wake_all();
+    }
     run_wakes();
     if (dead || c.t.closed()) return;
     if ((goaway || session.drained()) && session.stream_count() == 0 && reserved == 0 &&
@@ -186,7 +192,11 @@ void H2Conn::end_connection(H2Stream::Failure f, const std::string& why) {
     if (dead && streams_.empty()) return;
     dead = true;
     fail_all(f, why);
-    if (c.pool) c.pool->discard(&c);
+    if (c.pool) {
+        OriginPool* pool = c.pool;
+        pool->discard(&c);
+        pool->wake_all();  // requests waiting for this connection's SETTINGS
+    }
     run_wakes();
 }
 

@@ -62,8 +62,11 @@ class H2Conn final : public h2::SessionHandler {
 
     /// Starts the session (the preface and SETTINGS) and writes it.
     void start();
-    /// True when a new stream may be opened now.
+    /// True when a new stream may be opened now: within the server's concurrency limit, and
+    /// only one before its SETTINGS told that limit.
     bool can_open() const noexcept;
+    /// True while the server's first SETTINGS are awaited on a sound connection.
+    bool warming() const noexcept { return !dead && !session.peer_settings_received(); }
     /// Writes what the session has to say.
     void flush();
     /// Connection callbacks (see Connection).
@@ -110,7 +113,8 @@ class H2Conn final : public h2::SessionHandler {
     std::vector<H2Stream*> wakes_;
     std::uint64_t idle_deadline_ = 0;
     bool in_wakes_ = false;
-    bool flush_pending_ = false;  // flush() was asked for while in run_wakes()
+    bool settings_known_ = false;  // the pool was told the server's first SETTINGS arrived
+    bool flush_pending_ = false;   // flush() was asked for while in run_wakes()
 };
 
 /// One request as a stream of an H2Conn.

@@ -154,6 +154,12 @@ Connection* OriginPool::take_shared() {
     return nullptr;
 }
 
+bool OriginPool::h2_warming() const noexcept {
+    for (const Connection* c : shared)
+        if (c->h2->warming()) return true;
+    return false;
+}
+
 void OriginPool::share(Connection* c) {
     shared.push_back(c);
     ++c->h2->reserved;

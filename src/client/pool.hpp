@@ -78,6 +78,9 @@ class OriginPool {
     Connection* take_shared();
     /// Makes `c` (just dialled, h2 negotiated) the origin's shared connection.
     void share(Connection* c);
+    /// True while a shared connection awaits the server's first SETTINGS (more requests wait
+    /// to learn its concurrency limit instead of opening connections of their own).
+    bool h2_warming() const noexcept;
     /// Adds/removes a slot waiter.
     void enqueue(SlotWaiter& w);
     void dequeue(SlotWaiter& w) noexcept;

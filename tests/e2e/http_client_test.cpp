@@ -1097,6 +1097,50 @@ TEST_F(Http2Client, HeadersTooLargeIsTooLarge) {
     EXPECT_EQ(run(c.get(h2c("/hello"))).text(), "Hello, World!");
 }
 
+TEST_F(Http2Client, StalledStreamDoesNotBlockTheOthers) {
+    Client c(options(true));
+    auto go = [&]() -> Task<std::size_t> {
+        ClientRequest req;
+        req.url = h2c("/big?n=" + std::to_string(4u << 20));
+        req.stream = true;
+        ClientResponse big = co_await c.request(std::move(req));
+        std::size_t got = (co_await big.body().read())->size();
+        // The big stream is not read (its window fills up): the others go on beside it.
+        for (int i = 0; i < 10; ++i)
+            if ((co_await c.get(h2c("/users/" + std::to_string(i)))).text() != std::to_string(i))
+                co_return 0;
+        while (auto piece = co_await big.body().read()) got += piece->size();
+        co_return got;
+    };
+    EXPECT_EQ(run(go()), 4u << 20);
+    EXPECT_EQ(c.stats().connections_opened, 1u);
+}
+
+TEST(Http2ClientLimits, ServerConcurrencyLimitIsHonoured) {
+    App app;
+    app.options().http2.max_concurrent_streams = 4;
+    app.get("/wait", [](Request&) -> Task<Response> {
+        co_await vela::sleep(std::chrono::milliseconds(20));
+        co_return "done";
+    });
+    start_app(app);
+    ClientOptions o;
+    o.h2c = true;
+    o.max_connections_per_origin = 1;
+    Client c(o);
+    auto burst = [&]() -> Task<int> {
+        std::vector<Task<ClientResponse>> tasks;
+        for (int i = 0; i < 20; ++i) tasks.push_back(c.get(base(app) + "/wait"));
+        int ok = 0;
+        for (const ClientResponse& r : co_await when_all(std::move(tasks)))
+            ok += r.text() == "done";
+        co_return ok;
+    };
+    EXPECT_EQ(run(burst()), 20);
+    EXPECT_EQ(c.stats().connections_opened, 1u);
+    EXPECT_EQ(c.stats().retries, 0u);  // no stream was refused
+}
+
 TEST(Http2ClientCompression, HeadAndDecoding) {
     App app;
     app.use(compression());
