@@ -948,6 +948,17 @@ class Http2Client : public ::testing::Test {
             }
             co_return Response::text(std::to_string(total) + " " + std::to_string(sum));
         });
+        app.get("/go", [] {
+            Response r(Status::Found);
+            r.add_header("Location", "/login");
+            return r;
+        });
+        app.get("/login", [] {
+            Response r("in");
+            r.set_cookie({.name = "sid", .value = "42"});
+            return r;
+        });
+        app.get("/cookie", [](Request& r) { return std::string(r.header("cookie")); });
         app.get("/fat", [] {
             Response r("fat");
             r.add_header("X-Fat", std::string(8000, 'f'));
@@ -1097,6 +1108,20 @@ TEST_F(Http2Client, HeadersTooLargeIsTooLarge) {
     EXPECT_EQ(run(c.get(h2c("/hello"))).text(), "Hello, World!");
 }
 
+TEST_F(Http2Client, RedirectsAndCookies) {
+    ClientOptions o = options(true);
+    o.cookies = true;
+    Client c(o);
+    auto go = [&]() -> Task<std::string> {
+        const ClientResponse r = co_await c.get(h2c("/go"));
+        EXPECT_EQ(r.redirects(), 1);
+        EXPECT_EQ(r.url(), h2c("/login"));
+        EXPECT_EQ(r.protocol(), "HTTP/2");
+        co_return (co_await c.get(h2c("/cookie"))).text();
+    };
+    EXPECT_EQ(run(go()), "sid=42");
+}
+
 TEST_F(Http2Client, StalledStreamDoesNotBlockTheOthers) {
     Client c(options(true));
     auto go = [&]() -> Task<std::size_t> {
@@ -1194,7 +1219,7 @@ TEST(Http2ClientAlpn, FallsBackToHttp11WhenTheServerOffersNoH2) {
 // role: `answer` decides what each request gets.
 class H2Script final : public h2::SessionHandler {
   public:
-    enum class Answer : std::uint8_t { ok, goaway, refuse, fat_head, bad_frame };
+    enum class Answer : std::uint8_t { ok, interim, goaway, refuse, fat_head, bad_frame };
     explicit H2Script(Answer a) : answer_(a) {}
     void serve(int fd) {
         session_.start();
@@ -1225,6 +1250,16 @@ class H2Script final : public h2::SessionHandler {
                 const hpack::EncoderField f[] = {{":status", "200"}, {"content-length", "2"}};
                 session_.send_headers(s, f, false);
                 session_.send_data(s, "ok", true);
+                break;
+            }
+            case Answer::interim: {  // 103 Early Hints, then the answer with trailers
+                const hpack::EncoderField hints[] = {{":status", "103"}, {"link", "</a.css>"}};
+                session_.send_headers(s, hints, false);
+                const hpack::EncoderField f[] = {{":status", "200"}};
+                session_.send_headers(s, f, false);
+                session_.send_data(s, "ok", false);
+                const hpack::EncoderField trailers[] = {{"x-checksum", "1"}};
+                session_.send_headers(s, trailers, true);
                 break;
             }
             case Answer::goaway:  // nothing processed: the request goes elsewhere
@@ -1279,6 +1314,16 @@ TEST(Http2ClientFaults, GoawayAndRefusedStreamAreRetriedOnANewConnection) {
         EXPECT_EQ(c.stats().connections_opened, 2u);
         EXPECT_EQ(c.stats().retries, 1u);
     }
+}
+
+TEST(Http2ClientFaults, InterimResponsesAndTrailersAreSkipped) {
+    RawServer server([](int fd) { H2Script(H2Script::Answer::interim).serve(fd); });
+    Client c(h2c_only());
+    const ClientResponse r = run(c.get(server.url()));
+    EXPECT_EQ(r.status(), 200);
+    EXPECT_EQ(r.text(), "ok");
+    EXPECT_FALSE(r.has_header("link"));
+    EXPECT_FALSE(r.has_header("x-checksum"));
 }
 
 TEST(Http2ClientFaults, AlwaysRefusedFailsAfterOneRetry) {
