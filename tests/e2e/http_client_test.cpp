@@ -1333,6 +1333,47 @@ TEST(Http2ClientFaults, AlwaysRefusedFailsAfterOneRetry) {
     EXPECT_EQ(c.stats().retries, 1u);
 }
 
+TEST(Http2ClientFaults, RandomFramesNeverCrash) {
+    // Each connection: the server's SETTINGS, then frames of random types, flags, streams and
+    // payloads (a deterministic generator per connection). Any ClientError is a fine ending.
+    std::atomic<std::uint32_t> seed{1};
+    RawServer server([&](int fd) {
+        std::uint32_t x = seed++ * 2654435761u;
+        auto next = [&x] {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            return x;
+        };
+        char buf[4096];
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 1000) > 0) (void)::read(fd, buf, sizeof buf);  // preface, request
+        std::string out;
+        h2::append_settings(out, {});
+        for (int i = 0; i < 8; ++i) {
+            const std::uint32_t len = next() % 48;
+            h2::append_frame_header(out, len, static_cast<h2::FrameType>(next() % 11),
+                                    static_cast<std::uint8_t>(next()), next() % 4);
+            for (std::uint32_t k = 0; k < len; ++k) out += static_cast<char>(next());
+        }
+        write_all(fd, out);
+        while (::poll(&p, 1, 300) > 0 && ::read(fd, buf, sizeof buf) > 0) {
+        }
+    });
+    ClientOptions o = h2c_only();
+    o.request_timeout = std::chrono::milliseconds(400);
+    Client c(o);
+    int errors = 0;
+    for (int i = 0; i < 200; ++i) {
+        try {
+            (void)run(c.get(server.url()));
+        } catch (const http::ClientError&) {
+            ++errors;
+        }
+    }
+    EXPECT_GT(errors, 150);
+}
+
 TEST(Http2ClientFaults, HostileServersGiveTypedErrors) {
     {
         RawServer server([](int fd) { H2Script(H2Script::Answer::bad_frame).serve(fd); });
