@@ -11,6 +11,10 @@
 // `wrk -t1 -cN`. A response counts when its status is 200 and its body has --body-length
 // bytes; any other status or length, and any exception, is an error. The window, the marks
 // and the RESULT line are load_common.h's (the same code as vela_curl_multi_load's).
+//
+// With --h2c (before the other options) the client speaks HTTP/2 with prior knowledge: the
+// --connections coroutines become that many concurrent streams on one shared connection,
+// the shape of `h2load -t1 -c1 -mN`.
 
 #include <chrono>
 #include <cstdio>
@@ -85,8 +89,9 @@ struct Run {
     }
 };
 
-vela::http::ClientOptions client_options(const load_options& o) {
+vela::http::ClientOptions client_options(const load_options& o, bool h2c) {
     vela::http::ClientOptions c;
+    c.h2c = h2c;
     c.max_connections_per_origin = static_cast<std::size_t>(o.connections);
     c.max_idle_per_origin = static_cast<std::size_t>(o.connections);
     c.decompress = false;
@@ -97,8 +102,14 @@ vela::http::ClientOptions client_options(const load_options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    const bool h2c = argc > 1 && std::string(argv[1]) == "--h2c";
+    if (h2c) {
+        argv[1] = argv[0];
+        ++argv;
+        --argc;
+    }
     const load_options opt = load_parse(argc, argv, kProg);
-    vela::http::Client client(client_options(opt));
+    vela::http::Client client(client_options(opt, h2c));
     Run run(opt, client);
     try {
         vela::block_on(run.all());
@@ -106,5 +117,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s\n", kProg, e.what());
         return 1;
     }
-    return load_report(kProg, "vela::http::Client", &opt, &run.first, &run.second, run.now());
+    return load_report(kProg, h2c ? "vela::http::Client (h2c)" : "vela::http::Client", &opt,
+                       &run.first, &run.second, run.now());
 }

@@ -13,6 +13,7 @@
 #include <ctime>
 
 #include "client/exchange.hpp"
+#include "client/h2_exchange.hpp"
 #include "client/pool.hpp"
 #include "vela/base/ascii.hpp"
 #include "vela/base/base64.hpp"
@@ -161,7 +162,7 @@ Task<void> open_tunnel(OriginPool& pool, Connection* c, const std::string& where
     std::string req = "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n";
     if (!pool.proxy_auth.empty()) req += "Proxy-Authorization: " + pool.proxy_auth + "\r\n";
     req += "\r\n";
-    Exchange x(pool, c, false, "proxy " + pool.dial_to.authority());
+    H1Exchange x(pool, c, false, "proxy " + pool.dial_to.authority());
     x.hold = true;
     Loop& loop = pool.owner.loop;
     const std::uint64_t deadline = deadline_after(loop, pool.owner.impl.options.connect_timeout);
@@ -253,7 +254,9 @@ Task<Connection*> dial(OriginPool& pool) {
     if (pool.tunnel) co_await open_tunnel(pool, c, where);
     if (!origin.secure() || pool.absolute) co_return guard.take();
     static constexpr std::string_view kAlpn[] = {"http/1.1"};
-    SSL* ssl = impl.tls().new_session(origin.host, origin.port, kAlpn);
+    static constexpr std::string_view kAlpnH2[] = {"h2", "http/1.1"};
+    SSL* ssl = pool.h2_tls ? impl.tls().new_session(origin.host, origin.port, kAlpnH2)
+                           : impl.tls().new_session(origin.host, origin.port, kAlpn);
     c->start_tls(std::make_unique<tls::Stream>(ssl, loop.buffers(), loop.io()));
     c->set_deadline(deadline_after(loop, o.tls_timeout));
     c->t.tls->start();
@@ -280,26 +283,56 @@ struct Lease {
     bool reused;
 };
 
+// Starts HTTP/2 on a connection just dialled when it was negotiated (ALPN h2, or h2c by
+// prior knowledge); true when it was.
+bool start_h2(OriginPool& pool, Connection* c) {
+    const bool h2 = pool.h2c || (pool.h2_tls && c->alpn == "h2");
+    if (!h2) {
+        if (pool.h2_tls) pool.h1_only = true;  // this server does not speak h2
+        return false;
+    }
+    c->h2 = std::make_unique<H2Conn>(*c, pool.owner.impl.options);
+    c->h2->start();
+    pool.share(c);
+    return true;
+}
+
 Task<Lease> acquire(OriginPool& pool, bool fresh, std::uint64_t deadline) {
     Client::Impl& impl = pool.owner.impl;
+    const bool maybe_h2 = (pool.h2_tls && !pool.h1_only) || pool.h2c;
     for (;;) {
         if (!fresh) {
-            if (Connection* c = pool.take_idle()) co_return Lease{c, true};
+            if (Connection* c = pool.take_shared()) co_return Lease{c, true};
         }
-        if (pool.open < impl.options.max_connections_per_origin) {
-            ++pool.open;
-            impl.open.fetch_add(1, std::memory_order_relaxed);
-            Connection* c = nullptr;
-            try {
-                c = co_await dial(pool);
-            } catch (...) {
-                --pool.open;
-                impl.open.fetch_sub(1, std::memory_order_relaxed);
-                pool.wake_one();
-                throw;
+        // A connection being opened may be HTTP/2, with room for this request too; one just
+        // opened tells its concurrency limit with its first SETTINGS.
+        const bool await_dial = maybe_h2 && (pool.dialing > 0 || pool.h2_warming());
+        if (!await_dial) {
+            if (!fresh) {
+                if (Connection* c = pool.take_idle()) co_return Lease{c, true};
             }
-            impl.opened.fetch_add(1, std::memory_order_relaxed);
-            co_return Lease{c, false};
+            if (pool.open < impl.options.max_connections_per_origin) {
+                ++pool.open;
+                ++pool.dialing;
+                impl.open.fetch_add(1, std::memory_order_relaxed);
+                Connection* c = nullptr;
+                try {
+                    c = co_await dial(pool);
+                } catch (...) {
+                    --pool.open;
+                    --pool.dialing;
+                    impl.open.fetch_sub(1, std::memory_order_relaxed);
+                    if (maybe_h2)
+                        pool.wake_all();
+                    else
+                        pool.wake_one();
+                    throw;
+                }
+                --pool.dialing;
+                impl.opened.fetch_add(1, std::memory_order_relaxed);
+                if (start_h2(pool, c) || maybe_h2) pool.wake_all();
+                co_return Lease{c, false};
+            }
         }
         const std::uint64_t now = pool.owner.loop.now_ms();
         SlotWait w(pool, deadline ? (deadline > now ? deadline - now : 1) : 0);
@@ -421,6 +454,41 @@ std::string serialize(const ClientRequest& req, const Url& url, const ClientOpti
     return out;
 }
 
+// The request's fields for HTTP/2 (RFC 9113 8.3.1): pseudo-fields first, names in lower
+// case, Host as :authority.
+std::vector<Header> h2_fields(const ClientRequest& req, const Url& url, const ClientOptions& o,
+                              bool offer_codings, const std::string& jar_cookies) {
+    std::vector<Header> f;
+    f.reserve(8 + req.headers.size());
+    f.emplace_back(":method", req.method);
+    f.emplace_back(":scheme", url.secure() ? "https" : "http");
+    std::string authority = url.authority();
+    for (const auto& [n, v] : req.headers)
+        if (ascii::iequals(n, "host")) authority = v;
+    f.emplace_back(":authority", std::move(authority));
+    f.emplace_back(":path", url.target);
+    if (!o.user_agent.empty() && !has_field(req.headers, "user-agent"))
+        f.emplace_back("user-agent", o.user_agent);
+    if (offer_codings) f.emplace_back("accept-encoding", "gzip, br, zstd");
+    if (!jar_cookies.empty()) f.emplace_back("cookie", jar_cookies);
+    if (url.has_userinfo && !has_field(req.headers, "authorization"))
+        f.emplace_back("authorization", "Basic " + base64_encode(url.user + ":" + url.password));
+    for (const auto& [n, v] : req.headers) {
+        if (ascii::iequals(n, "host")) continue;
+        std::string name = n;
+        for (char& ch : name) ch = ascii::lower(ch);
+        f.emplace_back(std::move(name), v);
+    }
+    if (req.body_source) {
+        if (req.content_length)
+            f.emplace_back("content-length", std::to_string(*req.content_length));
+    } else if (!req.body.empty() || req.method == "POST" || req.method == "PUT" ||
+               req.method == "PATCH") {
+        f.emplace_back("content-length", std::to_string(req.body.size()));
+    }
+    return f;
+}
+
 bool is_redirect(int s) noexcept {
     return s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
 }
@@ -508,19 +576,32 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
     const std::string jar_cookies = o.cookies && !detail::has_field(req.headers, "cookie")
                                         ? impl.jar.header_for(url, now_s)
                                         : std::string();
-    std::string bytes = detail::serialize(req, url, o, pool, offer, chunked, jar_cookies);
-
     detail::Lease lease = co_await detail::acquire(pool, attempt < 0, deadline);
     impl.requests.fetch_add(1, std::memory_order_relaxed);
     if (lease.reused) impl.reused.fetch_add(1, std::memory_order_relaxed);
-    auto x = std::make_unique<detail::Exchange>(pool, lease.c, lease.reused, url.to_string());
+    const detail::BodySource* source = req.body_source ? &req.body_source : nullptr;
+    std::unique_ptr<detail::Exchange> x;
+    if (lease.c->h2) {
+        auto h2 =
+            std::make_unique<detail::H2Exchange>(pool, lease.c, lease.reused, url.to_string());
+        // Named first: g++ 12 mishandles a temporary of a conditional in a co_await.
+        std::vector<Header> fields = detail::h2_fields(req, url, o, offer, jar_cookies);
+        std::string body;
+        if (!source) body = req.body;
+        co_await h2->send(std::move(fields), std::move(body), source, deadline);
+        x = std::move(h2);
+    } else {
+        auto h1 =
+            std::make_unique<detail::H1Exchange>(pool, lease.c, lease.reused, url.to_string());
+        std::string bytes = detail::serialize(req, url, o, pool, offer, chunked, jar_cookies);
+        co_await h1->send(std::move(bytes), source, chunked, deadline);
+        x = std::move(h1);
+    }
     x->read_timeout_ms = static_cast<std::uint64_t>(o.head_timeout.count());
-    co_await x->send(std::move(bytes), req.body_source ? &req.body_source : nullptr, chunked,
-                     deadline);
     ClientResponse res;
     co_await x->read_head(req.method, res.head_, detail::deadline_after(loop, o.head_timeout),
                           deadline);
-    res.protocol_ = x->version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1";
+    res.protocol_ = x->protocol();
     if (o.cookies)
         for (const std::string_view v : res.head_.header_values("set-cookie"))
             impl.jar.store(url, v, now_s);
@@ -534,10 +615,12 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
     }
     x->decode(coding, o.max_body);
     if (req.stream) {
+        res.url_ = x->url();
         res.body_ = ResponseBody(std::move(x));
         co_return res;
     }
     co_await x->read_all(res.text_, o.max_body, deadline);
+    res.url_ = x->take_url();
     co_return res;
 }
 
@@ -618,6 +701,15 @@ Task<ClientResponse> Client::request(ClientRequest req) {
             bool again = false;
             try {
                 res.emplace(co_await send_once(req, url, stale_retried ? -1 : attempt));
+            } catch (const detail::Unprocessed&) {
+                // Not processed by the server (HTTP/2 GOAWAY, REFUSED_STREAM): safe to send
+                // again whatever the method, unless a streamed body was taken already.
+                if (stale_retried || req.body_source) {
+                    error = std::current_exception();
+                } else {
+                    stale_retried = true;
+                    again = true;
+                }
             } catch (const detail::StaleConnection&) {
                 if (!idempotent_or_fresh(req, stale_retried)) {
                     error = std::current_exception();
@@ -642,7 +734,6 @@ Task<ClientResponse> Client::request(ClientRequest req) {
                 ++attempt;
             }
         }
-        res->url_ = url.to_string();
         res->redirects_ = redirects;
         const int status = res->status();
         if (!follow || !detail::is_redirect(status) || !res->has_header("location"))

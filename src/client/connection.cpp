@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "client/h2_exchange.hpp"
 #include "client/pool.hpp"
 
 namespace vela::http::detail {
@@ -29,6 +30,10 @@ void Connection::start_tls(std::unique_ptr<tls::Stream> tls) {
 void Connection::fire(TimerWheel::Entry* e) { static_cast<Connection*>(e->owner)->on_timer(); }
 
 void Connection::on_timer() {
+    if (h2) {
+        h2->on_timer();
+        return;
+    }
     if (idle) {
         if (t.due(idle_deadline)) pool->discard(this);
         return;
@@ -64,7 +69,15 @@ void Connection::unpark() noexcept {
     t.disarm();
 }
 
+void Connection::on_write_ready() {
+    if (h2)
+        h2->on_write_ready();
+    else
+        wake();
+}
+
 bool Connection::on_read(ssize_t n) {
+    if (h2) return h2->on_read(n);
     if (n > 0) {
         if (idle) {  // nothing may arrive between responses (RFC 9112 9.3 allows a close only)
             broken = true;
@@ -93,7 +106,10 @@ bool Connection::on_read(ssize_t n) {
 }
 
 void Connection::on_read_none() {
-    if (idle) t.release_input_if_empty();
+    if (idle)
+        t.release_input_if_empty();
+    else if (h2)
+        t.keep_input();
 }
 
 bool Connection::on_handshake(std::string_view protocol) {

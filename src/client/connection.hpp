@@ -25,6 +25,7 @@
 namespace vela::http::detail {
 
 class OriginPool;
+class H2Conn;
 
 /// One dialled connection (see above).
 class Connection final : public tls::StreamOwner {
@@ -69,13 +70,13 @@ class Connection final : public tls::StreamOwner {
     void start_tls(std::unique_ptr<tls::Stream> tls);
     /// Closes the socket (the object is freed later by the pool); an idle, sound TLS
     /// connection says close_notify first (a session closed without it is not resumed).
-    void close() noexcept { t.close(idle && usable()); }
+    void close() noexcept { t.close(clean_close || (idle && usable())); }
 
     // StreamOwner / IoSink.
     Buffer& read_buffer() override { return t.input(); }
     bool on_read(ssize_t n) override;
     void on_read_none() override;
-    void on_write_ready() override { wake(); }
+    void on_write_ready() override;
     bool on_handshake(std::string_view alpn) override;
 
     /// Resumes the waiting coroutine, if any.
@@ -91,15 +92,18 @@ class Connection final : public tls::StreamOwner {
     OriginPool* pool;
     std::string alpn;
     std::uint64_t deadline = 0;
-    std::uint32_t served = 0;  // responses read on it
-    int error = 0;             // errno of a failed read or write (EPROTO: TLS)
-    bool eof = false;          // the peer ended its side
-    bool timed_out = false;    // the deadline passed
+    int error = 0;           // errno of a failed read or write (EPROTO: TLS)
+    bool eof = false;        // the peer ended its side
+    bool timed_out = false;  // the deadline passed
     bool handshake_done = false;
-    bool idle = false;    // parked in the pool
-    bool broken = false;  // bytes arrived while idle
-    bool lent = false;    // a body piece points into the input: do not read more yet
+    bool idle = false;         // parked in the pool
+    bool broken = false;       // bytes arrived while idle
+    bool lent = false;         // a body piece points into the input: do not read more yet
+    bool clean_close = false;  // a sound HTTP/2 connection no longer needed: close_notify
     std::uint64_t idle_deadline = 0;
+    /// HTTP/2 (ALPN h2 or h2c): the session shared by the requests on it; they are driven by
+    /// its callbacks instead of a waiting coroutine.
+    std::unique_ptr<H2Conn> h2;
 
   private:
     static void fire(TimerWheel::Entry* e);

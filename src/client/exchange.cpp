@@ -23,12 +23,12 @@ std::string errno_text(int e) { return e == EPROTO ? "TLS error" : std::strerror
 
 }  // namespace
 
-Exchange::Exchange(OriginPool& pool, Connection* c, bool reused, std::string url)
-    : pool_(&pool), c_(c), url_(std::move(url)), reused_(reused) {}
+H1Exchange::H1Exchange(OriginPool& pool, Connection* c, bool reused, std::string url)
+    : Exchange(std::move(url)), pool_(&pool), c_(c), reused_(reused) {}
 
-Exchange::~Exchange() { release(false); }
+H1Exchange::~H1Exchange() { release(false); }
 
-void Exchange::release(bool reusable) noexcept {
+void H1Exchange::release(bool reusable) noexcept {
     if (!c_) return;
     if (hold) {  // the caller keeps the connection, whatever happened
         c_ = nullptr;
@@ -44,16 +44,15 @@ void Exchange::release(bool reusable) noexcept {
     if (c->pool) pool_->release(c, reusable);
 }
 
-void Exchange::fail_io(std::string_view during, bool before_response) {
+void H1Exchange::fail_io(std::string_view during, bool before_response) {
     const std::string why = c_->error ? errno_text(c_->error) : "the server closed the connection";
     std::string msg = url_ + ": " + why + " while " + std::string(during);
     if (before_response && reused_) throw StaleConnection(msg + " (a reused connection)");
     throw ProtocolError(msg);
 }
 
-Task<void> Exchange::send(std::string bytes,
-                          const std::function<Task<std::optional<std::string>>()>* source,
-                          bool chunked, std::uint64_t request_deadline) {
+Task<void> H1Exchange::send(std::string bytes, const BodySource* source, bool chunked,
+                            std::uint64_t request_deadline) {
     c_->set_deadline(request_deadline);
     std::string piece;
     bool last = source == nullptr;
@@ -102,8 +101,8 @@ Task<void> Exchange::send(std::string bytes,
     }
 }
 
-Task<void> Exchange::read_head(const std::string& method, ResponseHead& head,
-                               std::uint64_t head_deadline, std::uint64_t request_deadline) {
+Task<void> H1Exchange::read_head(const std::string& method, ResponseHead& head,
+                                 std::uint64_t head_deadline, std::uint64_t request_deadline) {
     const std::uint64_t deadline =
         request_deadline && request_deadline < head_deadline ? request_deadline : head_deadline;
     c_->set_deadline(deadline);
@@ -113,7 +112,6 @@ Task<void> Exchange::read_head(const std::string& method, ResponseHead& head,
         Buffer& in = c_->t.in;
         const std::size_t had = in.size();
         if (had) {
-            got_bytes_ = true;
             const HeadParse p =
                 parse_response_head(std::string_view(in.data(), had), method, limits, head);
             if (p.result == HeadParse::Result::done) {
@@ -152,16 +150,10 @@ Task<void> Exchange::read_head(const std::string& method, ResponseHead& head,
     }
 }
 
-void Exchange::decode(compress::Coding coding, std::uint64_t max_body) {
-    max_body_ = max_body;
-    if (coding != compress::Coding::identity && !done_)
-        decoder_ = compress::Decoder::create(coding);
-}
+void H1Exchange::begin_read(std::uint64_t deadline) { c_->set_deadline(deadline); }
 
-// The next raw piece of the body in the input buffer (not yet decoded from its content
-// coding); false when more bytes are needed. An empty piece with end_after_piece_ set is the
-// end.
-bool Exchange::raw_piece(std::string_view& piece) {
+// The next raw piece of the body in the input buffer.
+bool H1Exchange::raw_piece(std::string_view& piece) {
     Buffer& in = c_->t.in;
     switch (framing_) {
         case BodyFraming::length: {
@@ -198,8 +190,7 @@ bool Exchange::raw_piece(std::string_view& piece) {
     return false;
 }
 
-// Drops the raw bytes of the piece handed out last; finishes at the body's end.
-void Exchange::settle() {
+void H1Exchange::settle() {
     if (!c_) return;
     if (lent_raw_) {
         c_->t.in.consume(lent_raw_);
@@ -215,7 +206,7 @@ void Exchange::settle() {
     }
 }
 
-void Exchange::finish() {
+void H1Exchange::finish() {
     done_ = true;
     end_after_piece_ = false;
     // Bytes past the response on a connection that waits for the next request: the server
@@ -225,15 +216,46 @@ void Exchange::finish() {
     release(clean);
 }
 
+// The piece points into the input buffer: no read may move it until the next call (reading
+// stops now and starts again in settle()). A caller that copies it at once (read_all) needs
+// no such pause.
+void H1Exchange::lend() {
+    c_->lent = true;
+    if (c_->t.reading()) c_->t.stop_reading();
+}
+
+Task<bool> H1Exchange::more() {
+    if (framing_ == BodyFraming::until_close && (c_->eof || c_->error == ECONNRESET)) {
+        finish();
+        co_return false;
+    }
+    if (c_->error || c_->eof) fail_io("reading the body", false);
+    if (c_->timed_out)
+        throw TimeoutError(TimeoutError::Phase::request,
+                           url_ + ": the response body did not arrive in time");
+    const std::size_t had = c_->t.in.size();
+    c_->read_on();
+    if (c_->t.in.size() == had) co_await c_->wait();
+    co_return true;
+}
+
+// --- Exchange ---
+
+void Exchange::decode(compress::Coding coding, std::uint64_t max_body) {
+    max_body_ = max_body;
+    if (coding != compress::Coding::identity && !done_)
+        decoder_ = compress::Decoder::create(coding);
+}
+
 Task<std::optional<std::string_view>> Exchange::read(std::uint64_t deadline) {
     return next(deadline, true);
 }
 
-Task<std::optional<std::string_view>> Exchange::next(std::uint64_t deadline, bool lend) {
+Task<std::optional<std::string_view>> Exchange::next(std::uint64_t deadline, bool lending) {
     settle();
     if (done_) co_return std::nullopt;
-    // No whole-request deadline: each wait gets the read timeout.
-    c_->set_deadline(deadline ? deadline : pool_->owner.loop.now_ms() + read_timeout_ms);
+    // Each wait gets the read timeout unless the whole body has a deadline.
+    begin_read(deadline ? deadline : Loop::current()->now_ms() + read_timeout_ms);
     for (;;) {
         std::string_view piece;
         if (raw_piece(piece)) {
@@ -266,27 +288,10 @@ Task<std::optional<std::string_view>> Exchange::next(std::uint64_t deadline, boo
             if (max_body_ && total_ > max_body_)
                 throw TooLargeError(url_ + ": the body is larger than " +
                                     std::to_string(max_body_) + " bytes (max_body)");
-            // The piece points into the input buffer: no read may move it until the next
-            // call (reading stops now and starts again in settle()). A caller that copies it
-            // at once (read_all) needs no such pause.
-            if (lend) {
-                c_->lent = true;
-                if (c_->t.reading()) c_->t.stop_reading();
-            }
+            if (lending) lend();
             co_return piece;
         }
-        if (framing_ == BodyFraming::until_close && (c_->eof || c_->error == ECONNRESET)) {
-            finish();
-            co_return std::nullopt;
-        }
-        if (c_->error || c_->eof) fail_io("reading the body", false);
-        if (c_->timed_out)
-            throw TimeoutError(TimeoutError::Phase::request,
-                               url_ + ": the response body did not arrive in time");
-        const std::size_t had = c_->t.in.size();
-        c_->read_on();
-        if (c_->t.in.size() != had) continue;
-        co_await c_->wait();
+        if (!co_await more()) co_return std::nullopt;
     }
 }
 

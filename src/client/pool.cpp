@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "client/h2_exchange.hpp"
 #include "vela/base/ascii.hpp"
 #include "vela/base/base64.hpp"
 
@@ -113,6 +114,7 @@ void Resolver::forget(const std::string& host) {
 
 OriginPool::~OriginPool() {
     for (Connection* c : idle) delete c;
+    for (Connection* c : shared) delete c;
 }
 
 void LoopPools::close_all() noexcept {
@@ -127,7 +129,40 @@ void LoopPools::close_all() noexcept {
             delete c;
         }
         pool->idle.clear();
+        // Shared HTTP/2 connections: none has a request left when the loop or client goes.
+        for (Connection* c : pool->shared) {
+            c->h2->retire();  // close_notify: the TLS session stays resumable
+            c->h2->fail_all(H2Stream::Failure::protocol, "the client's pools were closed");
+            c->pool = nullptr;
+            c->close();
+            delete c;
+        }
+        impl.open.fetch_sub(static_cast<std::int64_t>(pool->shared.size()),
+                            std::memory_order_relaxed);
+        pool->open -= pool->shared.size();
+        pool->shared.clear();
     }
+}
+
+Connection* OriginPool::take_shared() {
+    for (Connection* c : shared) {
+        if (c->h2->can_open()) {
+            ++c->h2->reserved;
+            return c;
+        }
+    }
+    return nullptr;
+}
+
+bool OriginPool::h2_warming() const noexcept {
+    for (const Connection* c : shared)
+        if (c->h2->warming()) return true;
+    return false;
+}
+
+void OriginPool::share(Connection* c) {
+    shared.push_back(c);
+    ++c->h2->reserved;
 }
 
 Connection* OriginPool::take_idle() {
@@ -150,7 +185,6 @@ void OriginPool::release(Connection* c, bool reusable) {
         discard(c);
         return;
     }
-    ++c->served;
     c->lent = false;
     c->park(owner.loop.now_ms() +
             static_cast<std::uint64_t>(owner.impl.options.idle_timeout.count()));
@@ -175,6 +209,11 @@ void OriginPool::discard(Connection* c) {
     }
     if (c->pool == nullptr) return;  // already discarded
     c->pool = nullptr;
+    if (c->h2) {
+        std::erase(shared, c);
+        c->h2->fail_all(H2Stream::Failure::protocol, "the HTTP/2 connection was closed");
+        c->h2->run_wakes();
+    }
     c->close();
     --open;
     owner.impl.open.fetch_sub(1, std::memory_order_relaxed);
@@ -210,10 +249,13 @@ void OriginPool::wake_one() {
     SlotWaiter* w = first;
     if (!w) return;
     dequeue(*w);
-    w->woken = true;
     // Resumed from the loop: the caller may be deep in a connection's callback.
     const std::coroutine_handle<> h = w->h;
     owner.loop.defer([h] { h.resume(); });
+}
+
+void OriginPool::wake_all() {
+    while (first) wake_one();
 }
 
 namespace {
@@ -238,6 +280,9 @@ OriginPool& LoopPools::pool_for(const Url& url) {
     if (it != pools.end()) return *it->second;
     auto p = std::make_unique<OriginPool>(*this, bare(proxy && !url.secure() ? *proxy : url));
     p->dial_to = bare(proxy ? *proxy : url);
+    const ClientOptions& o = impl.options;
+    p->h2_tls = o.http2 && url.secure();
+    p->h2c = o.h2c && !url.secure() && !proxy;
     if (proxy) {
         p->tunnel = url.secure();
         p->absolute = !url.secure();
@@ -327,26 +372,60 @@ Client::Impl::~Impl() {
     }
 }
 
+namespace {
+// Every client gets an id never used again, so a cache entry of a destroyed client (whose
+// address a new one may reuse) never matches.
+std::atomic<std::uint64_t> next_client_id{1};
+// Bumped when a loop that sent requests is destroyed: the caches below are then refilled (a
+// new loop may reuse the old one's address).
+std::atomic<std::uint64_t> loops_gone{0};
+
+// The last (client, loop) -> pools lookup of this thread.
+struct HereCache {
+    std::uint64_t client = 0;
+    const Loop* loop = nullptr;
+    std::uint64_t gone = 0;
+    detail::LoopPools* pools = nullptr;
+};
+thread_local HereCache here_cache;
+}  // namespace
+
+std::uint64_t Client::Impl::new_id() noexcept {
+    return next_client_id.fetch_add(1, std::memory_order_relaxed);
+}
+
 detail::LoopPools& Client::Impl::here() {
     Loop* l = Loop::current();
     if (!l) throw std::logic_error("vela::http::Client: requests must be made on a vela loop");
+    HereCache& hc = here_cache;
+    const std::uint64_t gone = loops_gone.load(std::memory_order_acquire);
+    if (hc.client == id && hc.loop == l && hc.gone == gone) return *hc.pools;
     std::lock_guard lk(mu);
-    // A loop destroyed since closed its pools (its at-exit hook); forget them.
-    std::erase_if(loops, [](const std::shared_ptr<detail::LoopPools>& lp) {
+    detail::LoopPools* found = nullptr;
+    for (auto& lp : loops) {
+        if (&lp->loop != l) continue;
         std::lock_guard g(lp->mu);
-        return lp->loop_gone;
-    });
-    for (auto& lp : loops)
-        if (&lp->loop == l) return *lp;
-    auto lp = std::make_shared<detail::LoopPools>(*this, *l);
-    l->at_exit([lp] {
-        std::lock_guard g(lp->mu);
-        if (!lp->closed) lp->close_all();
-        lp->closed = true;
-        lp->loop_gone = true;
-    });
-    loops.push_back(lp);
-    return *lp;
+        if (!lp->loop_gone) found = lp.get();
+    }
+    if (!found) {
+        // A loop destroyed since closed its pools (its at-exit hook); forget them.
+        std::erase_if(loops, [](const std::shared_ptr<detail::LoopPools>& lp) {
+            std::lock_guard g(lp->mu);
+            return lp->loop_gone;
+        });
+        auto lp = std::make_shared<detail::LoopPools>(*this, *l);
+        l->at_exit([lp] {
+            std::lock_guard g(lp->mu);
+            if (!lp->closed) lp->close_all();
+            lp->closed = true;
+            lp->loop_gone = true;
+            loops_gone.fetch_add(1, std::memory_order_release);
+        });
+        loops.push_back(lp);
+        found = lp.get();
+    }
+    hc = HereCache{id, l, gone, found};
+    return *found;
 }
 
 tls::ClientContext& Client::Impl::tls() {

@@ -56,7 +56,6 @@ struct SlotWaiter {
     std::coroutine_handle<> h{};
     SlotWaiter* next = nullptr;
     SlotWaiter* prev = nullptr;
-    bool woken = false;
 };
 
 /// The connections of one origin on one loop.
@@ -73,6 +72,15 @@ class OriginPool {
     void discard(Connection* c);
     /// Wakes the first waiter for a slot (from the loop, not from the caller's frame).
     void wake_one();
+    /// Wakes every waiter (a dial that may have opened an HTTP/2 connection ended).
+    void wake_all();
+    /// A shared HTTP/2 connection that can open a stream now (and reserves it), or null.
+    Connection* take_shared();
+    /// Makes `c` (just dialled, h2 negotiated) the origin's shared connection.
+    void share(Connection* c);
+    /// True while a shared connection awaits the server's first SETTINGS (more requests wait
+    /// to learn its concurrency limit instead of opening connections of their own).
+    bool h2_warming() const noexcept;
     /// Adds/removes a slot waiter.
     void enqueue(SlotWaiter& w);
     void dequeue(SlotWaiter& w) noexcept;
@@ -84,7 +92,12 @@ class OriginPool {
     bool absolute = false;   // requests in absolute form (to an http proxy)
     std::string proxy_auth;  // Proxy-Authorization value, or empty
     std::vector<Connection*> idle;
-    std::size_t open = 0;  // connections open or being opened
+    std::vector<Connection*> shared;  // HTTP/2 connections, busy or not (never in `idle`)
+    std::size_t open = 0;             // connections open or being opened
+    std::size_t dialing = 0;          // connections being opened
+    bool h2_tls = false;              // offer h2 by ALPN (https, ClientOptions::http2)
+    bool h2c = false;                 // HTTP/2 by prior knowledge (ClientOptions::h2c)
+    bool h1_only = false;             // the server answered ALPN without h2
     SlotWaiter* first = nullptr;
     SlotWaiter* last = nullptr;
 };
@@ -117,13 +130,17 @@ namespace vela::http {
 struct Client::Impl {
     explicit Impl(ClientOptions o);
     ~Impl();
-    /// This loop's pools (made on first use); throws std::logic_error off a loop.
+    /// This loop's pools (made on first use; the last found is cached per thread); throws
+    /// std::logic_error off a loop.
     detail::LoopPools& here();
+    /// A client id never used before.
+    static std::uint64_t new_id() noexcept;
     /// The proxy for `url`, or null (see ClientOptions::proxy).
     const Url* proxy_for(const Url& url) const;
     /// The TLS context (made on first https use); throws TlsError.
     tls::ClientContext& tls();
 
+    const std::uint64_t id = new_id();
     ClientOptions options;
     std::optional<Url> http_proxy, https_proxy;
     std::vector<std::string> no_proxy;

@@ -107,6 +107,23 @@ void ResponseHead::clear() noexcept {
     status_ = minor_ = 0;
 }
 
+void ResponseHead::assign(int status) {
+    clear();
+    status_ = status;
+    minor_ = 1;
+}
+
+void ResponseHead::add_field(std::string_view name, std::string_view value) {
+    const auto at = static_cast<std::uint32_t>(raw_.size());
+    raw_ += name;
+    raw_ += ": ";
+    raw_ += value;
+    raw_ += "\r\n";
+    fields_.push_back({at, static_cast<std::uint32_t>(name.size()),
+                       static_cast<std::uint32_t>(at + name.size() + 2),
+                       static_cast<std::uint32_t>(value.size())});
+}
+
 std::size_t ResponseHead::find(std::string_view name) const noexcept {
     std::size_t i = 0;
     while (i < fields_.size() && !ascii::iequals(this->name(i), name)) ++i;

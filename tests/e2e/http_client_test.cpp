@@ -1,5 +1,6 @@
-// vela::http::Client against real servers on loopback: vela Apps (plain, TLS, Unix socket),
-// python3's http.server, and scripted raw-socket servers that misbehave on purpose.
+// vela::http::Client against real servers on loopback: vela Apps (plain, TLS, Unix socket;
+// HTTP/1.1 and HTTP/2), python3's http.server, and scripted raw-socket servers that misbehave
+// on purpose (HTTP/2 ones with vela's h2::Session in the server role).
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -23,6 +24,7 @@
 #include "vela/async/when_all.hpp"
 #include "vela/client/client.hpp"
 #include "vela/client_metrics.hpp"
+#include "vela/http/h2_session.hpp"
 #include "vela/reactor/block_on.hpp"
 
 namespace vela::e2e {
@@ -763,6 +765,487 @@ TEST(HttpClientPeers, PythonHttpServer) {
         }
     }
     EXPECT_EQ(body, "served by python");
+}
+
+// --- HTTP/2 ---
+
+// A vela App serving HTTP/2 over TLS (ALPN h2, port 1) and h2c (port 0).
+class Http2Client : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        add_basic_routes(app);
+        app.get("/big", [](Request& r) {
+            const auto n = std::stoul(r.query("n").value_or("0"));
+            std::string out(n, 'x');
+            for (std::size_t i = 0; i < n; i += 4096)
+                out[i] = static_cast<char>('a' + i / 4096 % 26);
+            return out;
+        });
+        app.get("/slow", [](Request&) -> Task<Response> {
+            co_await vela::sleep(std::chrono::milliseconds(1500));
+            co_return "slow";
+        });
+        app.streaming(Method::POST, "/count", [](Request& req) -> Task<Response> {
+            std::uint64_t total = 0, sum = 0;
+            for (;;) {
+                BodyChunk c = co_await req.body_stream().read();
+                if (c.error != Status::OK) co_return Response(c.error);
+                for (const unsigned char ch : c.data) sum += ch;
+                total += c.data.size();
+                if (c.end) break;
+            }
+            co_return Response::text(std::to_string(total) + " " + std::to_string(sum));
+        });
+        app.get("/go", [] {
+            Response r(Status::Found);
+            r.add_header("Location", "/login");
+            return r;
+        });
+        app.get("/login", [] {
+            Response r("in");
+            r.set_cookie({.name = "sid", .value = "42"});
+            return r;
+        });
+        app.get("/cookie", [](Request& r) { return std::string(r.header("cookie")); });
+        app.get("/fat", [] {
+            Response r("fat");
+            r.add_header("X-Fat", std::string(8000, 'f'));
+            return r;
+        });
+        app.options().limits.max_streamed_body = std::uint64_t{1} << 30;
+        start_app_with_tls(app, true);
+    }
+    std::string h2c(std::string_view path) const { return base(app) + std::string(path); }
+    std::string tls(std::string_view path) const {
+        return "https://localhost:" + std::to_string(app.port(1)) + std::string(path);
+    }
+    static ClientOptions options(bool h2c) {
+        ClientOptions o;
+        o.tls.ca_file = test::test_certs().ca;
+        o.h2c = h2c;
+        return o;
+    }
+    App app;
+};
+
+TEST_F(Http2Client, AlpnAndPriorKnowledgeSpeakHttp2) {
+    Client c(options(true));
+    const ClientResponse a = run(c.get(tls("/hello")));
+    EXPECT_EQ(a.protocol(), "HTTP/2");
+    EXPECT_EQ(a.text(), "Hello, World!");
+    EXPECT_EQ(a.url(), tls("/hello"));
+    const ClientResponse b = run(c.get(h2c("/users/7")));
+    EXPECT_EQ(b.protocol(), "HTTP/2");
+    EXPECT_EQ(b.text(), "7");
+    EXPECT_EQ(run(c.post(h2c("/echo"), "posted")).text(), "posted");
+    EXPECT_EQ(run(c.get(h2c("/nowhere"))).status(), 404);
+    // Without h2c, the plain port is HTTP/1.1.
+    Client plain(options(false));
+    EXPECT_EQ(run(plain.get(h2c("/hello"))).protocol(), "HTTP/1.1");
+}
+
+TEST_F(Http2Client, FiftyConcurrentRequestsShareOneConnection) {
+    for (const bool secure : {false, true}) {
+        Client c(options(true));
+        auto burst = [&]() -> Task<int> {
+            std::vector<Task<ClientResponse>> tasks;
+            for (int i = 0; i < 50; ++i) {
+                const std::string path = "/users/" + std::to_string(i);
+                tasks.push_back(c.get(secure ? tls(path) : h2c(path)));
+            }
+            std::vector<ClientResponse> rs = co_await when_all(std::move(tasks));
+            int ok = 0;
+            for (std::size_t i = 0; i < rs.size(); ++i)
+                if (rs[i].text() == std::to_string(i) && rs[i].protocol() == "HTTP/2") ++ok;
+            co_return ok;
+        };
+        EXPECT_EQ(run(burst()), 50);
+        const http::ClientStats s = c.stats();
+        EXPECT_EQ(s.connections_opened, 1u) << secure;
+        EXPECT_EQ(s.connections_reused, 49u) << secure;
+        EXPECT_EQ(s.requests, 50u) << secure;
+    }
+}
+
+TEST_F(Http2Client, LargeResponsesBufferedAndStreamed) {
+    Client c(options(true));
+    const std::size_t n = 5u << 20;  // far past the 64 KiB initial window
+    const ClientResponse whole = run(c.get(h2c("/big?n=" + std::to_string(n))));
+    ASSERT_EQ(whole.text().size(), n);
+    EXPECT_EQ(whole.text()[4096], 'b');
+    auto streamed = [&]() -> Task<std::size_t> {
+        ClientRequest req;
+        req.url = tls("/big?n=" + std::to_string(n));
+        req.stream = true;
+        ClientResponse r = co_await c.request(std::move(req));
+        std::size_t got = 0, pieces = 0;
+        while (auto piece = co_await r.body().read()) {
+            got += piece->size();
+            ++pieces;
+        }
+        EXPECT_GT(pieces, 1u);
+        EXPECT_TRUE(r.body().done());
+        co_return got;
+    };
+    EXPECT_EQ(run(streamed()), n);
+    // A streamed response abandoned half-read resets its stream; the connection goes on.
+    auto half = [&]() -> Task<std::string> {
+        {
+            ClientRequest req;
+            req.url = h2c("/big?n=" + std::to_string(n));
+            req.stream = true;
+            ClientResponse r = co_await c.request(std::move(req));
+            (void)co_await r.body().read();
+        }
+        co_return (co_await c.get(h2c("/hello"))).text();
+    };
+    const std::uint64_t before = c.stats().connections_opened;
+    EXPECT_EQ(run(half()), "Hello, World!");
+    EXPECT_EQ(c.stats().connections_opened, before + 1);  // a new loop: one connection
+}
+
+TEST_F(Http2Client, StreamedUploadRespectsTheWindows) {
+    Client c(options(true));
+    auto send = [&](std::string url, bool with_length) -> Task<std::string> {
+        ClientRequest req;
+        req.method = "POST";
+        req.url = std::move(url);
+        auto left = std::make_shared<int>(64);
+        req.body_source = [left]() -> Task<std::optional<std::string>> {
+            if (*left == 0) co_return std::nullopt;
+            --*left;
+            co_return std::string(32 * 1024, 'u');
+        };
+        if (with_length) req.content_length = 64 * 32 * 1024;
+        ClientResponse r = co_await c.request(std::move(req));
+        EXPECT_EQ(r.protocol(), "HTTP/2");
+        co_return r.text();
+    };
+    const std::string want =
+        std::to_string(64 * 32 * 1024) + " " + std::to_string(std::uint64_t{64} * 32 * 1024 * 'u');
+    EXPECT_EQ(run(send(h2c("/count"), false)), want);
+    EXPECT_EQ(run(send(tls("/count"), true)), want);
+    const std::string big(3u << 20, 'b');
+    EXPECT_EQ(run(c.post(h2c("/echo"), big)).text().size(), big.size());
+}
+
+TEST_F(Http2Client, StreamTimeoutLeavesTheConnectionUsable) {
+    Client c(options(true));
+    auto both = [&]() -> Task<int> {
+        int ok = (co_await c.get(h2c("/hello"))).text() == "Hello, World!";
+        ClientRequest slow;
+        slow.url = h2c("/slow");
+        slow.timeout = std::chrono::milliseconds(200);
+        try {
+            (void)co_await c.request(std::move(slow));
+        } catch (const http::TimeoutError& e) {
+            ok += e.phase() == http::TimeoutError::Phase::request;
+        }
+        ok += (co_await c.get(h2c("/users/3"))).text() == "3";
+        co_return ok;
+    };
+    EXPECT_EQ(run(both()), 3);
+    EXPECT_EQ(c.stats().connections_opened, 1u);
+}
+
+TEST_F(Http2Client, HeadersTooLargeIsTooLarge) {
+    ClientOptions o = options(true);
+    o.head_limits.max_head_bytes = 4096;
+    Client c(o);
+    EXPECT_THROW(run(c.get(h2c("/fat"))), http::TooLargeError);
+    EXPECT_EQ(run(c.get(h2c("/hello"))).text(), "Hello, World!");
+}
+
+TEST_F(Http2Client, RedirectsAndCookies) {
+    ClientOptions o = options(true);
+    o.cookies = true;
+    Client c(o);
+    auto go = [&]() -> Task<std::string> {
+        const ClientResponse r = co_await c.get(h2c("/go"));
+        EXPECT_EQ(r.redirects(), 1);
+        EXPECT_EQ(r.url(), h2c("/login"));
+        EXPECT_EQ(r.protocol(), "HTTP/2");
+        co_return (co_await c.get(h2c("/cookie"))).text();
+    };
+    EXPECT_EQ(run(go()), "sid=42");
+}
+
+TEST_F(Http2Client, StalledStreamDoesNotBlockTheOthers) {
+    Client c(options(true));
+    auto go = [&]() -> Task<std::size_t> {
+        ClientRequest req;
+        req.url = h2c("/big?n=" + std::to_string(4u << 20));
+        req.stream = true;
+        ClientResponse big = co_await c.request(std::move(req));
+        std::size_t got = (co_await big.body().read())->size();
+        // The big stream is not read (its window fills up): the others go on beside it.
+        for (int i = 0; i < 10; ++i)
+            if ((co_await c.get(h2c("/users/" + std::to_string(i)))).text() != std::to_string(i))
+                co_return 0;
+        while (auto piece = co_await big.body().read()) got += piece->size();
+        co_return got;
+    };
+    EXPECT_EQ(run(go()), 4u << 20);
+    EXPECT_EQ(c.stats().connections_opened, 1u);
+}
+
+TEST(Http2ClientLimits, ServerConcurrencyLimitIsHonoured) {
+    App app;
+    app.options().http2.max_concurrent_streams = 4;
+    app.get("/wait", [](Request&) -> Task<Response> {
+        co_await vela::sleep(std::chrono::milliseconds(20));
+        co_return "done";
+    });
+    start_app(app);
+    ClientOptions o;
+    o.h2c = true;
+    o.max_connections_per_origin = 1;
+    Client c(o);
+    auto burst = [&]() -> Task<int> {
+        std::vector<Task<ClientResponse>> tasks;
+        for (int i = 0; i < 20; ++i) tasks.push_back(c.get(base(app) + "/wait"));
+        int ok = 0;
+        for (const ClientResponse& r : co_await when_all(std::move(tasks)))
+            ok += r.text() == "done";
+        co_return ok;
+    };
+    EXPECT_EQ(run(burst()), 20);
+    EXPECT_EQ(c.stats().connections_opened, 1u);
+    EXPECT_EQ(c.stats().retries, 0u);  // no stream was refused
+}
+
+TEST(Http2ClientCompression, HeadAndDecoding) {
+    App app;
+    app.use(compression());
+    app.get("/text", [] { return std::string(50000, 'z'); });
+    start_app_with_tls(app, true);
+    ClientOptions o;
+    o.tls.ca_file = test::test_certs().ca;
+    o.h2c = true;
+    Client c(o);
+    const ClientResponse h = run(c.head(base(app) + "/text"));
+    EXPECT_EQ(h.status(), 200);
+    EXPECT_EQ(h.protocol(), "HTTP/2");
+    EXPECT_TRUE(h.text().empty());
+    const ClientResponse r = run(c.get(base(app) + "/text"));
+    EXPECT_FALSE(r.header("content-encoding").empty());
+    EXPECT_EQ(r.text(), std::string(50000, 'z'));
+    std::vector<http::Header> raw{{"Accept-Encoding", "gzip"}};
+    const ClientResponse g =
+        run(c.get("https://localhost:" + std::to_string(app.port(1)) + "/text", raw));
+    EXPECT_EQ(g.protocol(), "HTTP/2");
+    EXPECT_EQ(g.header("content-encoding"), "gzip");
+    EXPECT_LT(g.text().size(), 50000u);
+}
+
+TEST(Http2ClientAlpn, FallsBackToHttp11WhenTheServerOffersNoH2) {
+    App app;
+    app.get("/hello", [] { return "secure"; });
+    TlsOptions t;
+    t.cert = test::test_certs().server_ec_cert;
+    t.key = test::test_certs().server_ec_key;
+    t.http2 = false;
+    app.listen_tls("127.0.0.1:0", std::move(t));
+    app.start(1);
+    ClientOptions o;
+    o.tls.ca_file = test::test_certs().ca;
+    Client c(o);
+    const std::string url = "https://localhost:" + std::to_string(app.port()) + "/hello";
+    auto twice = [&]() -> Task<std::string> {
+        const ClientResponse r = co_await c.get(url);
+        EXPECT_EQ(r.text(), "secure");
+        co_return std::string((co_await c.get(url)).protocol());
+    };
+    EXPECT_EQ(run(twice()), "HTTP/1.1");
+    EXPECT_EQ(c.stats().connections_reused, 1u);
+    o.http2 = false;
+    Client h1(o);
+    EXPECT_EQ(run(h1.get(url)).protocol(), "HTTP/1.1");
+}
+
+// An h2c server on one raw socket (a RawServer script), with vela's h2::Session in the server
+// role: `answer` decides what each request gets.
+class H2Script final : public h2::SessionHandler {
+  public:
+    enum class Answer : std::uint8_t { ok, interim, goaway, refuse, fat_head, bad_frame };
+    explicit H2Script(Answer a) : answer_(a) {}
+    void serve(int fd) {
+        session_.start();
+        char buf[16384];
+        std::string in;
+        for (;;) {
+            write_all(fd, session_.output());
+            session_.output().clear();
+            if (closing_ || session_.closed()) break;
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, 500) <= 0) break;
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n <= 0) break;
+            in.append(buf, static_cast<std::size_t>(n));
+            in.erase(0, session_.receive(in));
+        }
+        // Wait for the client to close (it reads what was sent first).
+        pollfd p{fd, POLLIN, 0};
+        while (::poll(&p, 1, 500) > 0 && ::read(fd, buf, sizeof buf) > 0) {
+        }
+    }
+    void on_begin_headers(h2::Stream&) override {}
+    void on_field(h2::Stream&, const hpack::DecodedField&) override {}
+    void on_headers(h2::Stream& s, const h2::HeadersEnd&) override {
+        std::string& out = session_.output();
+        switch (answer_) {
+            case Answer::ok: {
+                const hpack::EncoderField f[] = {{":status", "200"}, {"content-length", "2"}};
+                session_.send_headers(s, f, false);
+                session_.send_data(s, "ok", true);
+                break;
+            }
+            case Answer::interim: {  // 103 Early Hints, then the answer with trailers
+                const hpack::EncoderField hints[] = {{":status", "103"}, {"link", "</a.css>"}};
+                session_.send_headers(s, hints, false);
+                const hpack::EncoderField f[] = {{":status", "200"}};
+                session_.send_headers(s, f, false);
+                session_.send_data(s, "ok", false);
+                const hpack::EncoderField trailers[] = {{"x-checksum", "1"}};
+                session_.send_headers(s, trailers, true);
+                break;
+            }
+            case Answer::goaway:  // nothing processed: the request goes elsewhere
+                h2::append_goaway(out, 0, h2::ErrorCode::no_error, "");
+                closing_ = true;
+                break;
+            case Answer::refuse:
+                session_.reset(s, h2::ErrorCode::refused_stream);
+                break;
+            case Answer::fat_head: {  // 40 fields of 3,000 bytes: past the 64 KiB list limit
+                const std::string fat(3000, 'f');
+                std::vector<hpack::EncoderField> f{{":status", "200"}};
+                std::vector<std::string> names;
+                for (int i = 0; i < 40; ++i) names.push_back("x-fat-" + std::to_string(i));
+                for (const std::string& n : names) f.push_back({n, fat});
+                session_.send_headers(s, f, true);
+                break;
+            }
+            case Answer::bad_frame:  // DATA on stream 0: a connection error
+                h2::append_data(out, 0, "junk", false);
+                break;
+        }
+    }
+    void on_data(h2::Stream& s, std::string_view d, bool) override {
+        session_.consume(s, d.size());
+    }
+    void on_close(h2::Stream&, h2::ErrorCode, bool) override {}
+
+  private:
+    Answer answer_;
+    h2::Session session_{*this};
+    bool closing_ = false;
+};
+
+ClientOptions h2c_only() {
+    ClientOptions o;
+    o.h2c = true;
+    o.retries = 0;
+    return o;
+}
+
+TEST(Http2ClientFaults, GoawayAndRefusedStreamAreRetriedOnANewConnection) {
+    for (const auto first : {H2Script::Answer::goaway, H2Script::Answer::refuse}) {
+        std::atomic<int> n{0};
+        RawServer server(
+            [&](int fd) { H2Script(n++ == 0 ? first : H2Script::Answer::ok).serve(fd); });
+        Client c(h2c_only());
+        // A POST: the server said it did not process it, so it may go again.
+        const ClientResponse r = run(c.post(server.url("/x"), "body"));
+        EXPECT_EQ(r.text(), "ok");
+        EXPECT_EQ(r.protocol(), "HTTP/2");
+        EXPECT_EQ(c.stats().connections_opened, 2u);
+        EXPECT_EQ(c.stats().retries, 1u);
+    }
+}
+
+TEST(Http2ClientFaults, InterimResponsesAndTrailersAreSkipped) {
+    RawServer server([](int fd) { H2Script(H2Script::Answer::interim).serve(fd); });
+    Client c(h2c_only());
+    const ClientResponse r = run(c.get(server.url()));
+    EXPECT_EQ(r.status(), 200);
+    EXPECT_EQ(r.text(), "ok");
+    EXPECT_FALSE(r.has_header("link"));
+    EXPECT_FALSE(r.has_header("x-checksum"));
+}
+
+TEST(Http2ClientFaults, AlwaysRefusedFailsAfterOneRetry) {
+    RawServer server([](int fd) { H2Script(H2Script::Answer::refuse).serve(fd); });
+    Client c(h2c_only());
+    EXPECT_THROW(run(c.get(server.url())), http::ProtocolError);
+    EXPECT_EQ(c.stats().retries, 1u);
+}
+
+TEST(Http2ClientFaults, RandomFramesNeverCrash) {
+    // Each connection: the server's SETTINGS, then frames of random types, flags, streams and
+    // payloads (a deterministic generator per connection). Any ClientError is a fine ending.
+    std::atomic<std::uint32_t> seed{1};
+    RawServer server([&](int fd) {
+        std::uint32_t x = seed++ * 2654435761u;
+        auto next = [&x] {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            return x;
+        };
+        char buf[4096];
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 1000) > 0) (void)::read(fd, buf, sizeof buf);  // preface, request
+        std::string out;
+        h2::append_settings(out, {});
+        for (int i = 0; i < 8; ++i) {
+            const std::uint32_t len = next() % 48;
+            h2::append_frame_header(out, len, static_cast<h2::FrameType>(next() % 11),
+                                    static_cast<std::uint8_t>(next()), next() % 4);
+            for (std::uint32_t k = 0; k < len; ++k) out += static_cast<char>(next());
+        }
+        write_all(fd, out);
+        while (::poll(&p, 1, 300) > 0 && ::read(fd, buf, sizeof buf) > 0) {
+        }
+    });
+    ClientOptions o = h2c_only();
+    o.request_timeout = std::chrono::milliseconds(400);
+    Client c(o);
+    int errors = 0;
+    for (int i = 0; i < 200; ++i) {
+        try {
+            (void)run(c.get(server.url()));
+        } catch (const http::ClientError&) {
+            ++errors;
+        }
+    }
+    EXPECT_GT(errors, 150);
+}
+
+TEST(Http2ClientFaults, HostileServersGiveTypedErrors) {
+    {
+        RawServer server([](int fd) { H2Script(H2Script::Answer::bad_frame).serve(fd); });
+        Client c(h2c_only());
+        EXPECT_THROW(run(c.get(server.url())), http::ProtocolError);
+    }
+    {
+        RawServer server([](int fd) { H2Script(H2Script::Answer::fat_head).serve(fd); });
+        Client c(h2c_only());
+        EXPECT_THROW(run(c.get(server.url())), http::TooLargeError);
+    }
+    {
+        RawServer server([](int fd) {
+            (void)read_head(fd);
+            write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        });
+        Client c(h2c_only());
+        EXPECT_THROW(run(c.get(server.url())), http::ProtocolError);
+    }
+    {
+        RawServer server([](int fd) { ::shutdown(fd, SHUT_RDWR); });
+        Client c(h2c_only());
+        EXPECT_THROW(run(c.get(server.url())), http::ProtocolError);
+    }
 }
 
 }  // namespace

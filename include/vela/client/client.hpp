@@ -21,7 +21,9 @@
 // again once on a new connection when its method is idempotent (RFC 9110 9.2.2). A
 // connection is returned to its pool only when its response was read to the end; anything
 // else (an error, a timeout, a body left unread, an abandoned request) closes it, so a pool
-// never hands out a connection with a half-read response on it.
+// never hands out a connection with a half-read response on it. HTTP/2 (ALPN h2 over TLS,
+// ClientOptions::h2c over TCP) shares one connection per origin and loop between concurrent
+// requests, one stream each; a request that ends early resets only its stream.
 //
 // Errors are typed (see ClientError): the connection could not be made, TLS failed (with
 // the reason: expired, wrong host, unknown CA, self-signed...), a timeout (which phase), the
@@ -182,6 +184,13 @@ struct ClientOptions {
     bool cookies = false;
     /// The User-Agent sent when a request has none (empty: none).
     std::string user_agent = "vela";
+    /// HTTP/2 over TLS: offer ALPN "h2" before "http/1.1" and speak HTTP/2 when the server
+    /// picks it (one multiplexed connection per origin and loop; see docs/client.md).
+    bool http2 = true;
+    /// HTTP/2 over cleartext with prior knowledge (RFC 9113 3.3) for every http:// and
+    /// http+unix:// origin reached directly (not through a proxy): for servers known to
+    /// speak h2c; one that does not fails the request with a ProtocolError.
+    bool h2c = false;
 };
 
 /// One header field of a request.

@@ -234,6 +234,8 @@ class Session {
     std::size_t stream_count() const noexcept { return streams_.size(); }
     /// The peer's settings in force.
     const PeerSettings& peer_settings() const noexcept { return peer_; }
+    /// True once the peer's first SETTINGS frame arrived (its limits are known).
+    bool peer_settings_received() const noexcept { return peer_settings_seen_; }
     /// Our connection window for sending.
     std::int64_t connection_send_window() const noexcept { return conn_send_window_; }
     /// The highest stream id the peer used.

@@ -102,8 +102,14 @@ class ResponseHead {
     void for_each(F&& f) const {
         for (const Field& x : fields_) f(at(x.name_off, x.name_len), at(x.value_off, x.value_len));
     }
-    /// The head's bytes as received (status line to the empty line).
+    /// The head's bytes as received (status line to the empty line; field lines only for a
+    /// head built with assign()).
     std::string_view raw() const noexcept { return raw_; }
+    /// Starts a head built from fields instead of parsed (an HTTP/2 response): status
+    /// `status`, no field yet, version_minor() 1.
+    void assign(int status);
+    /// Appends a field to a head begun with assign().
+    void add_field(std::string_view name, std::string_view value);
 
   private:
     friend HeadParse parse_response_head(std::string_view, std::string_view, const ResponseLimits&,
