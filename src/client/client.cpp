@@ -649,7 +649,7 @@ Task<Upgraded> Client::upgrade(std::string url_text, std::vector<Header> headers
     const Url url = Url::parse(url_text);
     detail::LoopPools& lp = impl.here();
     Loop& loop = lp.loop;
-    detail::OriginPool& pool = lp.pool_for(url);
+    detail::OriginPool& pool = lp.pool_for(url, true);
     if (pool.absolute)
         throw ConnectError(url.to_string() +
                            ": an upgrade through an HTTP proxy needs a tunnel (wss:// has one)");
@@ -663,7 +663,7 @@ Task<Upgraded> Client::upgrade(std::string url_text, std::vector<Header> headers
     Held held{pool, lease.c};
     Upgraded out;
     {
-        detail::Exchange x(pool, lease.c, false, url.to_string());
+        detail::H1Exchange x(pool, lease.c, false, url.to_string());
         x.hold = true;  // kept whatever the answer: a 101 hands it over, anything else closes it
         co_await x.send(std::move(bytes), nullptr, false, deadline);
         co_await x.read_head("GET", out.head, deadline, deadline);

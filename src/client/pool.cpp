@@ -269,20 +269,22 @@ Url bare(const Url& u) {
 }
 }  // namespace
 
-OriginPool& LoopPools::pool_for(const Url& url) {
+OriginPool& LoopPools::pool_for(const Url& url, bool http1_only) {
     const Url* proxy = impl.proxy_for(url);
     // Through an http proxy every http origin shares the proxy's connections; an https
     // origin gets tunnels of its own.
     std::string key = !proxy         ? url.origin()
                       : url.secure() ? url.origin() + " via " + proxy->origin()
                                      : "proxy " + proxy->origin();
+    const ClientOptions& o = impl.options;
+    if (http1_only && ((o.http2 && url.secure()) || (o.h2c && !url.secure() && !proxy)))
+        key += " http/1.1";
     auto it = pools.find(key);
     if (it != pools.end()) return *it->second;
     auto p = std::make_unique<OriginPool>(*this, bare(proxy && !url.secure() ? *proxy : url));
     p->dial_to = bare(proxy ? *proxy : url);
-    const ClientOptions& o = impl.options;
-    p->h2_tls = o.http2 && url.secure();
-    p->h2c = o.h2c && !url.secure() && !proxy;
+    p->h2_tls = o.http2 && url.secure() && !http1_only;
+    p->h2c = o.h2c && !url.secure() && !proxy && !http1_only;
     if (proxy) {
         p->tunnel = url.secure();
         p->absolute = !url.secure();

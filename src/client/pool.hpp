@@ -109,7 +109,9 @@ class LoopPools {
   public:
     LoopPools(Client::Impl& impl, Loop& loop) : impl(impl), loop(loop) {}
     /// The pool of `url`'s origin (made on first use).
-    OriginPool& pool_for(const Url& url);
+    /// `http1_only`: a pool of its own that never speaks HTTP/2 (upgrades: RFC 9113 8.6 has
+    /// no 101).
+    OriginPool& pool_for(const Url& url, bool http1_only = false);
     /// Closes and frees every idle connection and forgets the pools (the loop must exist;
     /// on its thread or while it does not run).
     void close_all() noexcept;

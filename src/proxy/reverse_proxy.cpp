@@ -121,6 +121,8 @@ http::ClientOptions client_options(const ReverseProxyOptions& o, bool probe) {
     c.proxy_from_env = false;
     c.user_agent = probe ? "vela-health-check" : "";
     c.tls = o.tls;
+    c.http2 = o.http2;
+    c.h2c = o.h2c && !probe;
     return c;
 }
 

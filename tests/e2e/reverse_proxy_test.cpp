@@ -94,6 +94,7 @@ void upstream_routes(App& up, std::string name) {
     up.get("/created", [] { return Response::json("{\"ok\":true}", Status::Created); });
     up.get("/nocontent", [] { return Status::NoContent; });
     up.get("/healthz", [] { return "ok"; });
+    up.get("/version", [](Request& r) { return std::to_string(r.version()); });
 }
 
 ReverseProxyOptions to(std::vector<std::string> upstreams) {
@@ -586,6 +587,42 @@ TEST(ReverseProxyUpstreams, PythonHttpServerUpstream) {
     EXPECT_NE(dirlist.text().find("file.txt"), std::string::npos);
     EXPECT_EQ(run(c.get(base(gw) + "/nothing-here")).status(), 404);
     gw.stop();
+}
+
+TEST_F(ReverseProxyTest, Http2ToTheUpstream) {
+    // h2c with prior knowledge to a plain upstream, and h2 through ALPN to a TLS one.
+    App secure;
+    upstream_routes(secure, "secure");
+    TlsOptions t;
+    t.cert = test::test_certs().server_ec_cert;
+    t.key = test::test_certs().server_ec_key;
+    secure.listen_tls("127.0.0.1:0", std::move(t));
+    secure.start(1);
+    auto o = to({base(up)});
+    o.h2c = true;
+    o.strip_prefix = true;
+    reverse_proxy(gw, "/h2c", std::move(o));
+    auto tls = to({"https://localhost:" + std::to_string(secure.port())});
+    tls.tls.ca_file = test::test_certs().ca;
+    tls.strip_prefix = true;
+    reverse_proxy(gw, "/h2", std::move(tls));
+    auto h1 = to({"https://localhost:" + std::to_string(secure.port())});
+    h1.tls.ca_file = test::test_certs().ca;
+    h1.http2 = false;
+    h1.strip_prefix = true;
+    reverse_proxy(gw, "/h1", std::move(h1));
+    quick_options(gw.options());
+    start_app(gw);
+    EXPECT_EQ(get("/h2c/version").text(), "20");
+    EXPECT_EQ(get("/h2/version").text(), "20");
+    EXPECT_EQ(get("/h1/version").text(), "11");
+    const ClientResponse r = get("/h2c/hop");
+    EXPECT_EQ(r.header("via"), "1.1 inner, 2 vela");
+    // Bodies both ways over the upstream's streams.
+    const std::string body(1 << 20, 'q');
+    const ClientResponse echoed = run(client.post(base(gw) + "/h2c/echo", body));
+    EXPECT_EQ(echoed.text(), body);
+    EXPECT_EQ(get("/h2/big?n=3000000").text().size(), 3000000u);
 }
 
 TEST_F(ReverseProxyTest, TlsAndUnixSocketUpstreams) {

@@ -130,6 +130,11 @@ struct ReverseProxyOptions {
     std::size_t stream_high_water = 256 * 1024;
     /// TLS toward https upstreams (trust store, verification, client certificate).
     TlsClientOptions tls{};
+    /// Offer HTTP/2 to https upstreams through ALPN (one multiplexed connection per upstream
+    /// and loop when they pick it); off: HTTP/1.1 with a pool of keep-alive connections.
+    bool http2 = true;
+    /// Speak HTTP/2 with prior knowledge (h2c) to http:// upstreams known to take it.
+    bool h2c = false;
 };
 
 /// What an upstream looks like now (ReverseProxy::upstreams()).
