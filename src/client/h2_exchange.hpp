@@ -155,7 +155,6 @@ class H2Exchange final : public Exchange {
 
     Loop& loop_;
     H2Stream s_;
-    bool reused_;
     bool reserved_ = true;  // the lease's reservation is not yet used
     std::string piece_;     // the piece handed out last
     std::uint64_t deadline_ = 0;

@@ -97,7 +97,7 @@ bool TunnelConnection::flush(Side& to) {
     return true;
 }
 
-bool TunnelConnection::on_read(Side& from, ssize_t n) {
+bool TunnelConnection::side_read(Side& from, ssize_t n) {
     if (closed_) return false;
     if (n > 0) {
         forward(from);
@@ -113,7 +113,7 @@ bool TunnelConnection::on_read(Side& from, ssize_t n) {
     return false;
 }
 
-void TunnelConnection::on_write_ready(Side& to) {
+void TunnelConnection::side_writable(Side& to) {
     if (closed_ || !flush(to)) return;
     Side& from = *to.peer;
     if (from.paused && to.t.out.size() <= kHighWater / 2) {

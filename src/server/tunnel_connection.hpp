@@ -27,9 +27,9 @@ class TunnelConnection final : public Connection {
     struct Side final : tls::StreamOwner {
         Side(TunnelConnection& owner, net::Transport&& t) : owner(owner), t(std::move(t)) {}
         Buffer& read_buffer() override { return t.input(); }
-        bool on_read(ssize_t n) override { return owner.on_read(*this, n); }
+        bool on_read(ssize_t n) override { return owner.side_read(*this, n); }
         void on_read_none() override { t.release_input_if_empty(); }
-        void on_write_ready() override { owner.on_write_ready(*this); }
+        void on_write_ready() override { owner.side_writable(*this); }
         bool on_handshake(std::string_view) override { return true; }
 
         TunnelConnection& owner;
@@ -43,8 +43,8 @@ class TunnelConnection final : public Connection {
     // The Connection (StreamOwner) role is only the list entry; the sides do the I/O.
     bool on_handshake(std::string_view) override { return true; }
 
-    bool on_read(Side& from, ssize_t n);
-    void on_write_ready(Side& to);
+    bool side_read(Side& from, ssize_t n);
+    void side_writable(Side& to);
     void forward(Side& from);
     bool flush(Side& to);
     void close_both() noexcept;
