@@ -91,6 +91,14 @@ struct ReverseProxy::State {
     }
     /// The active health checks, on their own thread's loop.
     Task<void> check_forever();
+    /// True when `req` asks for one protocol of options' `upgrades` (others go on as plain
+    /// requests, their Upgrade field dropped as hop-by-hop).
+    bool upgradable(const Request& req) const noexcept {
+        const std::string_view want = ascii::trim_ows(req.header("upgrade"));
+        for (const std::string& u : o.upgrades)
+            if (ascii::iequals(want, u)) return true;
+        return false;
+    }
     /// Passes an Upgrade request on; a 101 from the upstream joins the two connections.
     Task<Response> upgrade(Request& req, const std::string& target,
                            std::vector<http::Header> fields);
@@ -112,7 +120,8 @@ http::ClientOptions client_options(const ReverseProxyOptions& o, bool probe) {
     c.connect_timeout = probe ? o.health.timeout : o.connect_timeout;
     c.tls_timeout = probe ? o.health.timeout : o.connect_timeout;
     c.head_timeout = probe ? o.health.timeout : o.response_timeout;
-    c.request_timeout = probe ? o.health.timeout : std::chrono::milliseconds(0);
+    c.request_timeout = probe ? o.health.timeout : o.request_timeout;
+    c.max_body = probe ? 1 << 20 : 0;  // a proxied body streams: no limit of the client's
     c.max_connections_per_origin = probe ? 4 : o.max_connections_per_upstream;
     c.max_idle_per_origin = probe ? 1 : o.max_connections_per_upstream;
     c.follow_redirects = false;
@@ -139,6 +148,17 @@ ReverseProxy::State::State(ReverseProxyOptions opts) : o(std::move(opts)) {
         throw std::invalid_argument(
             "reverse proxy: retries and max_fails must be >= 0, health thresholds and "
             "max_connections_per_upstream >= 1");
+    if (o.health.interval.count() <= 0 || o.health.timeout.count() <= 0 ||
+        o.connect_timeout.count() <= 0 || o.response_timeout.count() <= 0 ||
+        o.request_timeout.count() <= 0)
+        throw std::invalid_argument(
+            "reverse proxy: health.interval, health.timeout, connect_timeout, "
+            "response_timeout and request_timeout must be positive");
+    for (const std::string& u : o.upgrades)
+        if (ascii::iequals(u, "h2c"))
+            throw std::invalid_argument(
+                "reverse proxy: h2c cannot be an upgrade through a proxy (it would hand the "
+                "client a raw HTTP/2 connection past the routes); use the h2c option instead");
     for (const std::string& text : o.upstreams) {
         http::Url url;
         try {
@@ -373,6 +393,8 @@ Response response_head(const ResponseHead& head, bool http2, const ReverseProxyO
     std::vector<std::string_view> connection;
     std::string via;
     head.for_each([&](std::string_view name, std::string_view value) {
+        for (const std::string& removed : o.remove_response_headers)
+            if (ascii::iequals(name, removed)) return;
         switch (proxy::classify(name)) {
             case proxy::FieldKind::connection:
                 connection.push_back(value);
@@ -396,8 +418,6 @@ Response response_head(const ResponseHead& head, bool http2, const ReverseProxyO
             default:
                 break;
         }
-        for (const std::string& removed : o.remove_response_headers)
-            if (ascii::iequals(name, removed)) return;
         r.add_header(name, value);
     });
     // Fields the upstream's Connection named are its hop-by-hop ones (rare: a second pass).
@@ -419,6 +439,38 @@ Response response_head(const ResponseHead& head, bool http2, const ReverseProxyO
 
 }  // namespace
 
+namespace {
+
+// What a failed call to an upstream means for the answer, for the upstream's record and for
+// a retry elsewhere.
+struct Outcome {
+    Status status;   // the answer when nothing else is tried
+    bool counts;     // a failure of the upstream (passive ejection)
+    bool unreached;  // nothing of the request reached it: another one may be tried
+};
+
+Outcome outcome(const http::ClientError& e) noexcept {
+    switch (e.kind()) {
+        case http::ErrorKind::connect:
+        case http::ErrorKind::tls:
+            return {Status::BadGateway, true, true};
+        case http::ErrorKind::timeout:
+            switch (static_cast<const http::TimeoutError&>(e).phase()) {
+                case http::TimeoutError::Phase::pool:  // our own cap, not the upstream's fault
+                    return {Status::ServiceUnavailable, false, true};
+                case http::TimeoutError::Phase::connect:
+                case http::TimeoutError::Phase::tls:
+                    return {Status::GatewayTimeout, true, true};
+                default:
+                    return {Status::GatewayTimeout, true, false};
+            }
+        default:
+            return {Status::BadGateway, true, false};
+    }
+}
+
+}  // namespace
+
 Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& target,
                                             std::vector<http::Header> fields) {
     fields.emplace_back("Connection", "Upgrade");
@@ -435,19 +487,15 @@ Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& tar
         bool retry = false;
         try {
             up = co_await client->upgrade(u->origin + u->base + target, fields, o.response_timeout);
-        } catch (const http::ConnectError& e) {
-            failed(*u);
-            log::warn("reverse proxy: {}", e.what());
-            failure = Status::BadGateway;
-            retry = attempt < o.retries;
-        } catch (const http::TimeoutError& e) {
-            failed(*u);
-            log::warn("reverse proxy: {}", e.what());
-            failure = Status::GatewayTimeout;
         } catch (const http::ClientError& e) {
-            failed(*u);
+            const Outcome f = outcome(e);
+            if (f.counts) failed(*u);
             log::warn("reverse proxy: {}", e.what());
-            failure = Status::BadGateway;
+            failure = f.status;
+            retry = f.unreached && attempt < o.retries;
+        } catch (const std::invalid_argument& e) {
+            log::warn("reverse proxy: {}", e.what());
+            co_return Response(Status::BadRequest);  // a target no request line may carry
         }
         if (up.head.status() == 0) {
             if (retry) continue;
@@ -458,6 +506,12 @@ Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& tar
         Response r = response_head(up.head, false, o, length);
         if (up.head.status() != 101 || !up.transport)
             co_return r;  // refused: its status and fields (its body is not passed on)
+        // The upstream must switch to what was asked for (RFC 9110 7.8), nothing else.
+        if (!ascii::iequals(up.head.header("upgrade"), req.header("upgrade"))) {
+            log::warn("reverse proxy: {} switched to \"{}\" when asked for \"{}\"", u->text,
+                      up.head.header("upgrade"), req.header("upgrade"));
+            co_return Response(Status::BadGateway);
+        }
         co_return tunnel(std::move(r), std::move(up.transport), o.tunnel_idle_timeout);
     }
 }
@@ -492,8 +546,13 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
     if (o.preserve_host && !req.host().empty()) cr.headers.emplace_back("Host", req.host());
     // An HTTP/1.1 GET asking to switch protocols (a WebSocket): tunnelled to the upstream.
     if (req.version() == 11 && req.method() == Method::GET && req.has_header("upgrade") &&
-        ascii::list_has(req.header("connection"), "upgrade"))
+        ascii::list_has(req.header("connection"), "upgrade") && s.upgradable(req)) {
+        // An upgrade's request has no body (what follows the head is the new protocol's).
+        if (req.has_header("transfer-encoding") ||
+            (req.has_header("content-length") && req.header("content-length") != "0"))
+            co_return Response(Status::BadRequest);
         co_return co_await s.upgrade(req, target, std::move(cr.headers));
+    }
     cr.stream = true;
     cr.follow_redirects = false;
 
@@ -552,19 +611,15 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                 res.emplace(co_await s.client->request(cr));
         } catch (const HttpError&) {
             throw;  // the client's body failed (413, 400, 408): its own answer
-        } catch (const http::ConnectError& e) {
-            s.failed(*u);
-            log::warn("reverse proxy: {}", e.what());
-            failure = Status::BadGateway;
-            retry = !body_taken && idempotent(req.method()) && attempt < o.retries;
-        } catch (const http::TimeoutError& e) {
-            s.failed(*u);
-            log::warn("reverse proxy: {}", e.what());
-            failure = Status::GatewayTimeout;
         } catch (const http::ClientError& e) {
-            s.failed(*u);
+            const Outcome f = outcome(e);
+            if (f.counts) s.failed(*u);
             log::warn("reverse proxy: {}", e.what());
-            failure = Status::BadGateway;
+            failure = f.status;
+            retry = f.unreached && !body_taken && idempotent(req.method()) && attempt < o.retries;
+        } catch (const std::invalid_argument& e) {
+            log::warn("reverse proxy: {}", e.what());
+            co_return Response(Status::BadRequest);  // a target no request line may carry
         }
         if (!res) {
             if (retry) continue;
@@ -582,12 +637,15 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
         const int code = up.status();
         const bool bodiless = req.method() == Method::HEAD || code == 204 || code == 304;
         if (bodiless) {
-            // A HEAD answer keeps the length a GET would have had, when it is small enough to
-            // stand for (the server announces the length of the body it would send).
-            if (req.method() == Method::HEAD && length && *length <= o.buffer_below &&
-                code != 204 && code != 304)
+            if (req.method() != Method::HEAD || code == 204 || code == 304) co_return r;
+            // A HEAD answer keeps the length a GET would have had: the server announces the
+            // length of the body it would send, so a small one stands for it; a large or
+            // unknown one is announced as streamed (chunked), never as 0.
+            if (length && *length <= o.buffer_below) {
                 r.set_body(std::string(*length, ' '));
-            co_return r;
+                co_return r;
+            }
+            co_return stream_body(std::move(r), [](BodyWriter&) -> Task<void> { co_return; });
         }
         if (length && *length <= o.buffer_below) {
             try {
@@ -604,14 +662,24 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
             co_return r;
         }
         // Streamed: the upstream is read only as fast as the client takes the bytes.
-        auto held = std::make_shared<http::ClientResponse>(std::move(up));
+        // One object whose members go in order: the response and the in-flight count before
+        // the proxy's state they point into (a lambda's captures die in no set order).
+        struct Held {
+            std::shared_ptr<State> state;
+            std::shared_ptr<Active> active;
+            http::ClientResponse res;
+        };
+        auto held = std::make_shared<Held>();
+        held->state = keep;
+        held->active = std::move(active);
+        held->res = std::move(up);
         co_return stream_body(
             std::move(r),
-            [held, active, keep](BodyWriter& w) -> Task<void> {
+            [held](BodyWriter& w) -> Task<void> {
                 for (;;) {
                     std::optional<std::string_view> piece;
                     try {
-                        piece = co_await held->body().read();
+                        piece = co_await held->res.body().read();
                     } catch (const http::ClientError& e) {
                         log::warn("reverse proxy: response body cut: {}", e.what());
                         throw;  // ends the body early: the client sees it cut, not complete

@@ -705,6 +705,7 @@ void Http1Connection::hand_over_to_tunnel(TunnelUpgrade& up, const Response& r) 
     if (websocket) tunnel->protocol = ConnectionProtocol::websocket;
     worker_.replace_connection(this, tunnel);
     tunnel->start();
+    if (worker_.draining()) tunnel->drain();  // made during a graceful stop: it ends too
 }
 
 void Http1Connection::release_buffers() noexcept {

@@ -77,6 +77,11 @@ void TunnelConnection::forward(Side& from) {
     }
 }
 
+// True while `side`'s TLS transform still holds records for the socket.
+bool TunnelConnection::tls_pending(const Side& side) noexcept {
+    return side.t.tls && !side.t.closed() && side.t.tls->output_pending();
+}
+
 // Sends what is queued toward `to`; passes on the other side's end once all of it left.
 // False when the tunnel closed.
 bool TunnelConnection::flush(Side& to) {
@@ -90,7 +95,9 @@ bool TunnelConnection::flush(Side& to) {
         to.shut = true;
         to.t.shutdown_write();
     }
-    if (a_.eof && b_.eof && a_.t.out.empty() && b_.t.out.empty()) {
+    // Both directions ended and everything left, TLS records included: done.
+    if (a_.eof && b_.eof && a_.t.out.empty() && b_.t.out.empty() && !tls_pending(a_) &&
+        !tls_pending(b_)) {
         close_both();
         return false;
     }

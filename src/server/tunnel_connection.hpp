@@ -47,6 +47,7 @@ class TunnelConnection final : public Connection {
     void side_writable(Side& to);
     void forward(Side& from);
     bool flush(Side& to);
+    static bool tls_pending(const Side& side) noexcept;
     void close_both() noexcept;
     static void timer_fired(TimerWheel::Entry* e);
     void on_timer();

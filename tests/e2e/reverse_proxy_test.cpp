@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -313,6 +314,98 @@ TEST_F(ReverseProxyTest, HeadKeepsTheLength) {
     const std::optional<HttpResponse> next = raw.read_response();
     ASSERT_TRUE(next) << raw.error();
     EXPECT_EQ(next->body, "one");
+}
+
+TEST_F(ReverseProxyTest, LargeBodiesHaveNoClientLimitAndHeadNeverSaysZero) {
+    start_gateway(to({base(up)}), "/");
+    // Past the HTTP client's own 64 MiB default for buffered bodies: streamed, no limit.
+    // (The request and its body's reads on one loop: a client's pools are per loop.)
+    http::ClientOptions unlimited;
+    unlimited.max_body = 0;
+    http::Client reader(unlimited);
+    auto count = [&]() -> Task<std::uint64_t> {
+        ClientRequest req;
+        req.url = base(gw) + "/big?n=" + std::to_string((64 << 20) + 4096);
+        req.stream = true;
+        ClientResponse r = co_await reader.request(std::move(req));
+        if (r.status() != 200) co_return 0;
+        std::uint64_t n = 0;
+        while (auto piece = co_await r.body().read()) n += piece->size();
+        co_return n;
+    };
+    EXPECT_EQ(run(count()), (64u << 20) + 4096u);
+    // HEAD of a large body: announced as streamed, not as 0 bytes.
+    Client raw = Client::tcp(gw.port());
+    raw.send("HEAD /big?n=200000 HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::optional<HttpResponse> h = raw.read_response(/*head_request=*/true);
+    ASSERT_TRUE(h) << raw.error();
+    EXPECT_EQ(h->status, 200);
+    EXPECT_NE(h->header("content-length"), "0");
+    EXPECT_EQ(h->header("transfer-encoding"), "chunked");
+    raw.send(get_request("/name"));  // still in step
+    const std::optional<HttpResponse> next = raw.read_response();
+    ASSERT_TRUE(next) << raw.error();
+    EXPECT_EQ(next->body, "one");
+}
+
+TEST_F(ReverseProxyTest, OnlyAllowedUpgradesAreTunnelled) {
+    start_gateway(to({base(up)}), "/");
+    // A protocol not in `upgrades`: the request goes on as a plain one, without its Upgrade.
+    // (h2c never reaches the proxy: the gateway's own server answers an h2c upgrade.)
+    Client raw = Client::tcp(gw.port());
+    raw.send(
+        "GET /echo-head HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, X-Proto-Settings\r\n"
+        "Upgrade: my-proto\r\nX-Proto-Settings: 1\r\n\r\n");
+    const std::optional<HttpResponse> r = raw.read_response();
+    ASSERT_TRUE(r) << raw.error();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body.find("upgrade"), std::string::npos) << r->body;
+    EXPECT_EQ(r->body.find("x-proto-settings"), std::string::npos) << r->body;
+    // An upgrade request with a body is refused.
+    Client body = Client::tcp(gw.port());
+    body.send(
+        "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        "Content-Length: 3\r\n\r\nabc");
+    const std::optional<HttpResponse> b = body.read_response();
+    ASSERT_TRUE(b) << body.error();
+    EXPECT_EQ(b->status, 400);
+    auto h2c = to({base(up)});
+    h2c.upgrades = {"websocket", "h2c"};
+    EXPECT_THROW(ReverseProxy(std::move(h2c)), std::invalid_argument);
+}
+
+TEST_F(ReverseProxyTest, NoFreeConnectionIs503AndNotTheUpstreamsFault) {
+    // The one connection is held by a body that takes 800 ms to come (its head comes at once).
+    App slow;
+    slow.get("/slow", [] {
+        return stream_body(Response(), [](BodyWriter& w) -> Task<void> {
+            for (int i = 0; i < 4; ++i) {
+                co_await sleep(200ms);
+                if (!co_await w.write("part;")) co_return;
+            }
+        });
+    });
+    start_app(slow);
+    auto o = to({base(slow)});
+    o.max_connections_per_upstream = 1;
+    o.request_timeout = 300ms;
+    o.max_fails = 1;
+    start_gateway(std::move(o), "/");
+    auto two = [&]() -> Task<std::vector<int>> {
+        std::vector<Task<ClientResponse>> both;
+        both.push_back(client.get(base(gw) + "/slow"));
+        both.push_back(client.get(base(gw) + "/slow"));
+        std::vector<int> codes;
+        for (const ClientResponse& r : co_await when_all(std::move(both)))
+            codes.push_back(r.status());
+        co_return codes;
+    };
+    std::vector<int> codes = run(two());
+    std::sort(codes.begin(), codes.end());
+    ASSERT_EQ(codes.size(), 2u);
+    EXPECT_EQ(codes[0], 200);
+    EXPECT_EQ(codes[1], 503);  // waited for the one connection past request_timeout
+    EXPECT_TRUE(proxy->upstreams()[0].healthy);  // our cap, not the upstream's failure
 }
 
 TEST_F(ReverseProxyTest, UnreachableUpstreamIs502WithTheAppsErrorBody) {

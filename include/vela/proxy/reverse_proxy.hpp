@@ -98,6 +98,14 @@ struct ReverseProxyOptions {
     std::chrono::milliseconds connect_timeout{5'000};
     /// How long the upstream may take to answer (the head), and between two body reads.
     std::chrono::milliseconds response_timeout{60'000};
+    /// The upload and the wait for the response head together, including the wait for a free
+    /// connection (past max_connections_per_upstream: 503); a streamed response's reads each
+    /// get response_timeout instead.
+    std::chrono::milliseconds request_timeout{300'000};
+    /// The protocols a client may switch to through the proxy (Upgrade, one token); a request
+    /// asking for another goes on as a plain request. h2c is refused (it would hand the client
+    /// a raw HTTP/2 connection past the routes).
+    std::vector<std::string> upgrades{"websocket"};
     /// A WebSocket (or other upgraded) tunnel silent both ways this long is closed.
     std::chrono::milliseconds tunnel_idle_timeout{600'000};
     /// Connections open at once to one upstream, per loop; more requests wait for one.
@@ -121,7 +129,7 @@ struct ReverseProxyOptions {
     std::vector<std::string> remove_request_headers{};
     /// Fields set on the response sent to the client.
     std::vector<std::pair<std::string, std::string>> set_response_headers{};
-    /// Fields removed from the response sent to the client.
+    /// Fields removed from the response sent to the client (any, Content-Type and Via too).
     std::vector<std::string> remove_response_headers{};
     /// A response with a Content-Length up to this is read whole and sent with its length;
     /// larger or unknown ones stream (chunked to HTTP/1.1 clients).
@@ -204,8 +212,9 @@ struct ClientInfo {
 /// (11, 10, 20). Pure: the fuzz target drives it.
 std::vector<Field> request_fields(const std::vector<Header>& fields, const ClientInfo& client,
                                   int version, const ReverseProxyOptions& o);
-/// True when `name` is a hop-by-hop field (RFC 9110 7.6.1) or one the proxy writes itself
-/// toward the client (Content-Length, Transfer-Encoding, Date, Server).
+/// True when `name` is a hop-by-hop field (RFC 9110 7.6.1: Connection, Keep-Alive,
+/// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade) or a proxy credential
+/// (Proxy-Authorization, Proxy-Authenticate).
 bool hop_by_hop(std::string_view name) noexcept;
 /// True when the Connection field values `connection` (every Connection field) name `name`.
 bool named_by_connection(const std::vector<std::string_view>& connection,
