@@ -239,6 +239,11 @@ struct Theirs {
     std::map<std::uint32_t, std::size_t> pending;  // response body bytes still to send
     std::string out;
     bool failed = false;  // mem_recv or mem_send failed
+    // Body bytes delivered and not consumed, per stream; those of a stream that closed are
+    // given back to the connection window (no_auto_window_update leaves that to us, and our
+    // Session does it when a stream closes).
+    std::map<std::uint32_t, std::size_t> held;
+    std::size_t released = 0;
 
     static int on_begin_headers(nghttp2_session*, const nghttp2_frame* f, void* user) {
         static_cast<Theirs*>(user)->building[static_cast<std::uint32_t>(f->hd.stream_id)].clear();
@@ -264,13 +269,19 @@ struct Theirs {
     }
     static int on_data_chunk(nghttp2_session*, std::uint8_t, std::int32_t id, const std::uint8_t* d,
                              std::size_t n, void* user) {
-        static_cast<Theirs*>(user)->ev.data[static_cast<std::uint32_t>(id)].append(
-            reinterpret_cast<const char*>(d), n);
+        auto* t = static_cast<Theirs*>(user);
+        t->ev.data[static_cast<std::uint32_t>(id)].append(reinterpret_cast<const char*>(d), n);
+        t->held[static_cast<std::uint32_t>(id)] += n;
         return 0;
     }
     static int on_stream_close(nghttp2_session*, std::int32_t id, std::uint32_t code, void* user) {
         auto* t = static_cast<Theirs*>(user);
         t->ev.closed[static_cast<std::uint32_t>(id)] = code;
+        const auto h = t->held.find(static_cast<std::uint32_t>(id));
+        if (h != t->held.end()) {
+            t->released += h->second;
+            t->held.erase(h);
+        }
         t->pending.erase(static_cast<std::uint32_t>(id));
         t->building.erase(static_cast<std::uint32_t>(id));
         return 0;
@@ -334,11 +345,15 @@ struct Theirs {
     void send() {
         out.clear();
         for (;;) {
-            const std::uint8_t* p = nullptr;
-            const auto m = nghttp2_session_mem_send(s, &p);
-            if (m < 0) failed = true;
-            if (m <= 0) break;
-            out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(m));
+            for (;;) {
+                const std::uint8_t* p = nullptr;
+                const auto m = nghttp2_session_mem_send(s, &p);
+                if (m < 0) failed = true;
+                if (m <= 0) break;
+                out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(m));
+            }
+            if (released == 0 || failed) break;
+            nghttp2_session_consume_connection(s, std::exchange(released, 0));
         }
         read_output(out, ev);
     }
@@ -904,6 +919,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     ours.held[step.stream] -= n;
                     check(nghttp2_session_consume(theirs.s, static_cast<std::int32_t>(step.stream),
                                                   n) == 0);
+                    theirs.held[step.stream] -= std::min(theirs.held[step.stream], n);
                     break;
                 }
                 default:

@@ -582,7 +582,9 @@ bool Session::on_data_frame(const Frame& f) {
         reason_ = "DATA before the response's HEADERS";
         return count_control() && stream_error(id, ErrorCode::protocol_error);
     }
-    if (f.length > s->recv_window) {
+    // A SETTINGS_INITIAL_WINDOW_SIZE made smaller can leave the window below zero (6.9.2);
+    // a DATA frame of no length takes nothing from it and is always allowed (6.9.1).
+    if (f.length != 0 && f.length > s->recv_window) {
         give_back(f.length);
         return count_control() && stream_error(id, ErrorCode::flow_control_error);
     }

@@ -826,6 +826,38 @@ TEST(H2Session, FlowControlBothWays) {
     EXPECT_EQ(fx.session.send_window(*s), 0u);
 }
 
+// Our SETTINGS_INITIAL_WINDOW_SIZE made smaller takes effect with its ACK and can leave a
+// stream's receive window below zero (6.9.2): an empty DATA frame is still allowed (6.9.1), a
+// frame with any length is a stream error.
+TEST(H2Session, EmptyDataOnANegativeReceiveWindow) {
+    SessionOptions o;
+    o.initial_window_size = 16384;
+    ServerFixture fx(o);
+    fx.rec.auto_consume = false;
+    Peer p;
+    fx.feed(p.preface()
+                .settings()
+                .headers(
+                    1,
+                    {{":method", "POST"}, {":scheme", "http"}, {":authority", "a"}, {":path", "/"}},
+                    false)
+                .take());
+    // Before the ACK the window is the default 65,535.
+    auto out = fx.feed(p.data(1, std::string(30000, 'a'), false).take());
+    EXPECT_EQ(find_frame(out, FrameType::rst_stream), nullptr);
+    std::string ack;
+    append_settings_ack(ack);
+    fx.feed(ack);
+    Stream* s = fx.session.find(1);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->recv_window, 16384 - 30000);
+    out = fx.feed(p.data(1, "", false).take());
+    EXPECT_EQ(find_frame(out, FrameType::rst_stream), nullptr) << fx.session.error_reason();
+    EXPECT_EQ(find_frame(out, FrameType::goaway), nullptr);
+    out = fx.feed(p.data(1, "x", false).take());
+    expect_rst(fx, out, 1, ErrorCode::flow_control_error, "DATA on a negative window");
+}
+
 TEST(H2Session, Defences) {
     {
         // CONTINUATION flood: empty CONTINUATION frames without end.
