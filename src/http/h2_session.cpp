@@ -699,7 +699,16 @@ void Session::apply_local_settings() {
         const std::int64_t delta =
             static_cast<std::int64_t>(opt_.initial_window_size) - local_initial_window_;
         local_initial_window_ = opt_.initial_window_size;
-        for (Stream* s : streams_) s->recv_window += delta;
+        for (Stream* s : streams_) {
+            s->recv_window += delta;
+            // Bytes consumed and not yet announced may now pass the smaller threshold: left
+            // unannounced, a window taken to zero or below would stall the stream for good.
+            if (s->remote_open() && s->unacked > 0 && s->unacked >= local_initial_window_ / 2) {
+                append_window_update(out_, s->id, s->unacked);
+                s->recv_window += s->unacked;
+                s->unacked = 0;
+            }
+        }
     }
 }
 

@@ -858,6 +858,41 @@ TEST(H2Session, EmptyDataOnANegativeReceiveWindow) {
     expect_rst(fx, out, 1, ErrorCode::flow_control_error, "DATA on a negative window");
 }
 
+// Bytes consumed before our smaller SETTINGS_INITIAL_WINDOW_SIZE took effect are announced
+// with its ACK when they pass the new threshold: a window at zero or below with nothing left
+// to consume would otherwise stall the stream for good.
+TEST(H2Session, ConsumedBytesAreAnnouncedWhenOurWindowShrinks) {
+    SessionOptions o;
+    o.initial_window_size = 1000;
+    ServerFixture fx(o);
+    fx.rec.auto_consume = false;
+    Peer p;
+    fx.feed(p.preface()
+                .settings()
+                .headers(
+                    1,
+                    {{":method", "POST"}, {":scheme", "http"}, {":authority", "a"}, {":path", "/"}},
+                    false)
+                .take());
+    fx.feed(p.data(1, std::string(1024, 'a'), false).take());
+    Stream* s = fx.session.find(1);
+    ASSERT_NE(s, nullptr);
+    fx.session.consume(*s, 1024);
+    auto out = frames_of(std::exchange(fx.session.output(), {}));
+    for (const Out& f : out) EXPECT_FALSE(f.type == FrameType::window_update && f.stream == 1u);
+    std::string ack;
+    append_settings_ack(ack);
+    out = fx.feed(ack);
+    const Out* wu = nullptr;
+    for (const Out& f : out)
+        if (f.type == FrameType::window_update && f.stream == 1u) wu = &f;
+    ASSERT_NE(wu, nullptr);
+    EXPECT_EQ(wu->value, 1024u);
+    EXPECT_EQ(s->recv_window, 1000);
+    out = fx.feed(p.data(1, std::string(1000, 'b'), true).take());
+    EXPECT_EQ(find_frame(out, FrameType::rst_stream), nullptr) << fx.session.error_reason();
+}
+
 TEST(H2Session, Defences) {
     {
         // CONTINUATION flood: empty CONTINUATION frames without end.
