@@ -550,6 +550,7 @@ ClientStats Client::stats() const {
     s.tls_resumed = impl_->resumed.load(std::memory_order_relaxed);
     s.open = static_cast<std::uint64_t>(std::max<std::int64_t>(0, impl_->open.load()));
     s.idle = static_cast<std::uint64_t>(std::max<std::int64_t>(0, impl_->idle.load()));
+    s.dns_lookups = impl_->resolver.lookups();
     return s;
 }
 

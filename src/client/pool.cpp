@@ -19,99 +19,6 @@
 
 namespace vela::http::detail {
 
-namespace {
-
-bool numeric(const std::string& host, Address& a, std::uint16_t port) {
-    auto* s4 = reinterpret_cast<sockaddr_in*>(&a.sa);
-    if (::inet_pton(AF_INET, host.c_str(), &s4->sin_addr) == 1) {
-        s4->sin_family = AF_INET;
-        s4->sin_port = htons(port);
-        a.len = sizeof(sockaddr_in);
-        return true;
-    }
-    auto* s6 = reinterpret_cast<sockaddr_in6*>(&a.sa);
-    if (::inet_pton(AF_INET6, host.c_str(), &s6->sin6_addr) == 1) {
-        s6->sin6_family = AF_INET6;
-        s6->sin6_port = htons(port);
-        a.len = sizeof(sockaddr_in6);
-        return true;
-    }
-    return false;
-}
-
-std::vector<Address> lookup(const std::string& host) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_ADDRCONFIG;
-    addrinfo* res = nullptr;
-    const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
-    if (rc != 0) {
-        throw ConnectError("cannot resolve \"" + host + "\": " + ::gai_strerror(rc) +
-                           (rc == EAI_NONAME ? " (check the host name)" : ""));
-    }
-    std::vector<Address> out;
-    for (addrinfo* p = res; p; p = p->ai_next) {
-        if (p->ai_family != AF_INET && p->ai_family != AF_INET6) continue;
-        Address a;
-        std::memcpy(&a.sa, p->ai_addr, p->ai_addrlen);
-        a.len = p->ai_addrlen;
-        out.push_back(a);
-    }
-    ::freeaddrinfo(res);
-    if (out.empty()) throw ConnectError("cannot resolve \"" + host + "\": no IPv4 or IPv6 address");
-    return out;
-}
-
-void set_port(Address& a, std::uint16_t port) {
-    if (a.sa.ss_family == AF_INET)
-        reinterpret_cast<sockaddr_in*>(&a.sa)->sin_port = htons(port);
-    else
-        reinterpret_cast<sockaddr_in6*>(&a.sa)->sin6_port = htons(port);
-}
-
-}  // namespace
-
-Task<std::vector<Address>> Resolver::resolve(const Url& url) {
-    std::vector<Address> out;
-    if (url.scheme == Scheme::http_unix) {
-        Address a;
-        auto* un = reinterpret_cast<sockaddr_un*>(&a.sa);
-        if (url.host.size() >= sizeof un->sun_path)
-            throw ConnectError("Unix socket path too long: " + url.host);
-        un->sun_family = AF_UNIX;
-        std::memcpy(un->sun_path, url.host.data(), url.host.size());
-        a.len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + url.host.size() + 1);
-        out.push_back(a);
-        co_return out;
-    }
-    Address a;
-    if (numeric(url.host, a, url.port)) {
-        out.push_back(a);
-        co_return out;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    {
-        std::lock_guard lk(mu_);
-        auto it = cache_.find(url.host);
-        if (it != cache_.end() && it->second.expiry > now) out = it->second.addrs;
-    }
-    if (out.empty()) {
-        auto work = [host = url.host] { return lookup(host); };
-        out = co_await run_blocking(std::move(work));
-        std::lock_guard lk(mu_);
-        if (cache_.size() > 10'000) cache_.clear();
-        cache_[url.host] = Entry{out, std::chrono::steady_clock::now() + ttl_};
-    }
-    for (Address& x : out) set_port(x, url.port);
-    co_return out;
-}
-
-void Resolver::forget(const std::string& host) {
-    std::lock_guard lk(mu_);
-    cache_.erase(host);
-}
-
 OriginPool::~OriginPool() {
     for (Connection* c : idle) delete c;
     for (Connection* c : shared) delete c;
@@ -328,7 +235,9 @@ bool loopback(const std::string& host) {
 }
 }  // namespace
 
-Client::Impl::Impl(ClientOptions o) : options(std::move(o)), resolver(options.dns_ttl) {
+Client::Impl::Impl(ClientOptions o)
+    : options(std::move(o)),
+      resolver(options.dns_ttl, options.dns_servers, options.connect_timeout) {
     std::string no = options.no_proxy;
     if (!options.proxy.empty()) {
         http_proxy = https_proxy = proxy_url(options.proxy, "ClientOptions::proxy");

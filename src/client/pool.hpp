@@ -18,36 +18,11 @@
 
 #include "client/connection.hpp"
 #include "client/cookie_jar.hpp"
+#include "client/resolver.hpp"
 #include "vela/client/client.hpp"
 #include "vela/reactor/loop.hpp"
 
 namespace vela::http::detail {
-
-/// One resolved address.
-struct Address {
-    sockaddr_storage sa{};
-    socklen_t len = 0;
-};
-
-/// Host name resolution off the loop, cached for a while (see ClientOptions::dns_ttl).
-class Resolver {
-  public:
-    explicit Resolver(std::chrono::seconds ttl) : ttl_(ttl) {}
-    /// The addresses of `url`'s host (numeric hosts and Unix paths without a lookup), in the
-    /// order getaddrinfo sorts them (RFC 6724), IPv6 and IPv4 both. Throws ConnectError.
-    Task<std::vector<Address>> resolve(const Url& url);
-    /// Forgets `host` (its addresses all failed).
-    void forget(const std::string& host);
-
-  private:
-    struct Entry {
-        std::vector<Address> addrs;
-        std::chrono::steady_clock::time_point expiry;
-    };
-    std::chrono::seconds ttl_;
-    std::mutex mu_;
-    std::unordered_map<std::string, Entry> cache_;
-};
 
 class LoopPools;
 

@@ -11,8 +11,8 @@
 // request through it gets its own connection pools, one per origin (scheme, host, port),
 // made on that loop and used only by it: a request takes no lock beyond finding its loop's
 // pools. All I/O runs on the loop (non-blocking connect, TLS as a transform, the loop's
-// buffers and timing wheel); only name resolution runs off the loop (getaddrinfo on the
-// blocking pool), and its answers are cached for ClientOptions::dns_ttl.
+// buffers and timing wheel); only name resolution runs off the loop (c-ares on the blocking
+// pool: the hosts file, then DNS), and its answers are cached for their records' TTL.
 //
 // Connections. A pool keeps idle connections alive for reuse (keep-alive) up to
 // idle_timeout, opens at most max_connections_per_origin at once (more requests wait for
@@ -163,8 +163,13 @@ struct ClientOptions {
     /// Offer gzip, br and zstd (Accept-Encoding) and decode the body (bounded by max_body)
     /// when the request sets no Accept-Encoding of its own.
     bool decompress = true;
-    /// How long resolved addresses are reused.
-    std::chrono::seconds dns_ttl{30};
+    /// The longest resolved addresses are reused: a DNS answer is kept for its records' TTL
+    /// (the smallest of them; 0: not kept) up to this, a hosts-file name this long.
+    std::chrono::seconds dns_ttl{60};
+    /// The name servers to ask ("10.0.0.2", "127.0.0.1:5353", "[::1]:53"), in order, instead
+    /// of /etc/resolv.conf's; the hosts file is read first either way. A lookup takes at most
+    /// connect_timeout.
+    std::vector<std::string> dns_servers;
     /// TLS: trust store, verification, client certificate, resumption.
     TlsClientOptions tls{};
     /// An HTTP proxy for every request ("http://[user:password@]host:port"): https:// goes
@@ -317,6 +322,8 @@ struct ClientStats {
     std::uint64_t open = 0;
     /// Idle connections in the pools now.
     std::uint64_t idle = 0;
+    /// Host names looked up (the hosts file or DNS; answers from the cache do not count).
+    std::uint64_t dns_lookups = 0;
 };
 
 /// The answer to Client::upgrade(): its head and, on 101, the connection it switched.
