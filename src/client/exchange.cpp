@@ -225,7 +225,9 @@ void H1Exchange::lend() {
 }
 
 Task<bool> H1Exchange::more() {
-    if (framing_ == BodyFraming::until_close && (c_->eof || c_->error == ECONNRESET)) {
+    // A body that runs until the close ends with an orderly close (FIN); a reset may have cut
+    // it short, and is an error like any other.
+    if (framing_ == BodyFraming::until_close && c_->eof && !c_->error) {
         finish();
         co_return false;
     }

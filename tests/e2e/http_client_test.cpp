@@ -569,6 +569,25 @@ TEST(HttpClientFaults, BodyUntilCloseAndHttp10) {
     EXPECT_EQ(c.stats().idle, 0u);
 }
 
+TEST(HttpClientFaults, BodyUntilCloseCutByAResetIsAnError) {
+    // Only an orderly close (FIN) ends a body that runs until the close; a reset may have cut
+    // it short.
+    RawServer s([](int fd) {
+        read_head(fd);
+        write_all(fd, "HTTP/1.0 200 OK\r\n\r\nthe first half");
+        ::usleep(100 * 1000);
+        const linger reset{1, 0};
+        ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);  // close() sends RST
+    });
+    Client c;
+    try {
+        const ClientResponse r = run(c.get(s.url()));
+        FAIL() << "taken as complete: " << r.text();
+    } catch (const http::ProtocolError& e) {
+        EXPECT_NE(std::string(e.what()).find("reading the body"), std::string::npos) << e.what();
+    }
+}
+
 // --- Through a forward proxy ---
 
 TEST_F(HttpClientTest, HttpThroughAProxyInAbsoluteForm) {
