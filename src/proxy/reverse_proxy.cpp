@@ -101,7 +101,7 @@ struct ReverseProxy::State {
     }
     /// Passes an Upgrade request on; a 101 from the upstream joins the two connections.
     Task<Response> upgrade(Request& req, const std::string& target,
-                           std::vector<http::Header> fields);
+                           std::vector<http::Header> fields, std::shared_ptr<State> self);
     Task<void> probe(Upstream& u);
 
     ReverseProxyOptions o;
@@ -472,7 +472,8 @@ Outcome outcome(const http::ClientError& e) noexcept {
 }  // namespace
 
 Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& target,
-                                            std::vector<http::Header> fields) {
+                                            std::vector<http::Header> fields,
+                                            std::shared_ptr<State> self) {
     fields.emplace_back("Connection", "Upgrade");
     fields.emplace_back("Upgrade", std::string(req.header("upgrade")));
     std::vector<std::size_t> tried;
@@ -512,7 +513,16 @@ Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& tar
                       up.head.header("upgrade"), req.header("upgrade"));
             co_return Response(Status::BadGateway);
         }
-        co_return tunnel(std::move(r), std::move(up.transport), o.tunnel_idle_timeout);
+        // The tunnel counts as one of the upstream's active connections (least connections)
+        // for as long as it is open; it keeps the proxy's state alive for that.
+        struct Hold {
+            Hold(std::shared_ptr<State> s, Upstream& u) : self(std::move(s)), active(u) {}
+            std::shared_ptr<State> self;
+            Active active;
+        };
+        auto hold = std::make_shared<Hold>(self, *u);
+        co_return tunnel(std::move(r), std::move(up.transport), o.tunnel_idle_timeout,
+                         std::move(hold));
     }
 }
 
@@ -551,7 +561,7 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
         if (req.has_header("transfer-encoding") ||
             (req.has_header("content-length") && req.header("content-length") != "0"))
             co_return Response(Status::BadRequest);
-        co_return co_await s.upgrade(req, target, std::move(cr.headers));
+        co_return co_await s.upgrade(req, target, std::move(cr.headers), keep);
     }
     cr.stream = true;
     cr.follow_redirects = false;
@@ -715,6 +725,12 @@ ReverseProxy install(Owner& owner, std::string_view prefix, ReverseProxyOptions 
 }  // namespace
 
 ReverseProxy reverse_proxy(App& app, std::string_view prefix, ReverseProxyOptions options) {
+    // A browser that was offered WebSockets over HTTP/2 (RFC 8441) would open one with an
+    // extended CONNECT, which the proxy does not tunnel; without the offer it opens them over
+    // HTTP/1.1, which it does.
+    if (std::any_of(options.upgrades.begin(), options.upgrades.end(),
+                    [](const std::string& u) { return ascii::iequals(u, "websocket"); }))
+        app.options().http2.websocket = false;
     return install(app, prefix, std::move(options));
 }
 

@@ -699,8 +699,8 @@ void Http1Connection::hand_over_to_tunnel(TunnelUpgrade& up, const Response& r) 
     const bool websocket = ascii::iequals(r.header("upgrade"), "websocket");
     worker_.release_request(std::move(req_));
     t_.detach();
-    auto* tunnel =
-        new TunnelConnection(worker_, std::move(t_), std::move(up.other), up.idle_timeout);
+    auto* tunnel = new TunnelConnection(worker_, std::move(t_), std::move(up.other),
+                                        up.idle_timeout, std::move(up.hold));
     tunnel->info = info;
     if (websocket) tunnel->protocol = ConnectionProtocol::websocket;
     worker_.replace_connection(this, tunnel);

@@ -8,10 +8,10 @@
 namespace vela {
 
 Response tunnel(Response r, std::unique_ptr<net::Transport> other,
-                std::chrono::milliseconds idle_timeout) {
+                std::chrono::milliseconds idle_timeout, std::shared_ptr<void> hold) {
     if (!other) throw std::invalid_argument("vela::tunnel: no connection to join");
     r.set_status(Status::SwitchingProtocols);
-    r.set_upgrade(std::make_shared<TunnelUpgrade>(std::move(other), idle_timeout));
+    r.set_upgrade(std::make_shared<TunnelUpgrade>(std::move(other), idle_timeout, std::move(hold)));
     return r;
 }
 
@@ -26,11 +26,12 @@ constexpr std::size_t kHighWater = 256 * 1024;
 
 TunnelConnection::TunnelConnection(ServerWorker& worker, net::Transport&& client,
                                    std::unique_ptr<net::Transport> other,
-                                   std::chrono::milliseconds idle)
+                                   std::chrono::milliseconds idle, std::shared_ptr<void> hold)
     : worker_(worker),
       a_(*this, std::move(client)),
       b_(*this, std::move(*other)),
-      idle_ms_(static_cast<std::uint64_t>(idle.count())) {
+      idle_ms_(static_cast<std::uint64_t>(idle.count())),
+      hold_(std::move(hold)) {
     a_.peer = &b_;
     b_.peer = &a_;
     a_.t.attach(a_, this, &TunnelConnection::timer_fired);

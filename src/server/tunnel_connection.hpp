@@ -15,7 +15,8 @@ class TunnelConnection final : public Connection {
   public:
     /// Joins `client` (the server's connection after its 101) to `other`.
     TunnelConnection(ServerWorker& worker, net::Transport&& client,
-                     std::unique_ptr<net::Transport> other, std::chrono::milliseconds idle);
+                     std::unique_ptr<net::Transport> other, std::chrono::milliseconds idle,
+                     std::shared_ptr<void> hold);
     ~TunnelConnection() override;
     /// Registers both sides and passes on the bytes each already holds.
     void start();
@@ -58,6 +59,7 @@ class TunnelConnection final : public Connection {
     std::uint64_t idle_ms_;
     std::uint64_t last_ms_ = 0;
     bool closed_ = false;
+    std::shared_ptr<void> hold_;  // vela::tunnel()'s, released with the tunnel
 };
 
 }  // namespace vela::detail

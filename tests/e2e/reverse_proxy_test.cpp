@@ -24,6 +24,7 @@
 #include "e2e/client.hpp"
 #include "e2e/example_process.hpp"
 #include "e2e/process.hpp"
+#include "e2e/python.hpp"
 #include "e2e/raw_server.hpp"
 #include "vela/async/when_all.hpp"
 #include "vela/base/ascii.hpp"
@@ -804,10 +805,6 @@ TEST(GatewayExample, ProxiesAndMergesTwoApis) {
 
 // --- WebSocket upgrades, tunnelled ---
 
-const char* debian_python() {
-    return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-}
-
 // tests/e2e/ws/client.py's key=value lines.
 std::map<std::string, std::string> ws_client(const std::string& uri, const std::string& scenario) {
     const std::string out =
@@ -863,6 +860,21 @@ TEST_F(ReverseProxyTest, WebSocketUpgradesAreTunnelled) {
     ASSERT_TRUE(refused) << raw.error();
     EXPECT_EQ(refused->status, 404);
     EXPECT_EQ(get("/local").text(), "served here");
+    // An open tunnel is one of the upstream's active connections (least connections counts
+    // it) until it closes.
+    Client held = Client::tcp(gw.port());
+    held.send(
+        "GET /live/echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
+    const std::optional<HttpResponse> switched = held.read_response();
+    ASSERT_TRUE(switched) << held.error();
+    EXPECT_EQ(switched->status, 101);
+    EXPECT_EQ(proxy->upstreams()[0].active, 1);
+    held.close();
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    while (proxy->upstreams()[0].active != 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(proxy->upstreams()[0].active, 0);
 }
 
 TEST_F(ReverseProxyTest, UpgradeToAnUnreachableUpstreamIs502) {
@@ -876,6 +888,59 @@ TEST_F(ReverseProxyTest, UpgradeToAnUnreachableUpstreamIs502) {
     const std::optional<HttpResponse> r = raw.read_response();
     ASSERT_TRUE(r) << raw.error();
     EXPECT_EQ(r->status, 502);
+}
+
+// Whether `app` offers WebSockets over HTTP/2: its SETTINGS on an h2c connection (prior
+// knowledge) carry SETTINGS_ENABLE_CONNECT_PROTOCOL (0x8) = 1.
+bool offers_extended_connect(const App& app) {
+    Client c = Client::tcp(app.port());
+    // The preface, then empty SETTINGS.
+    c.send(std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + std::string("\0\0\0\4\0\0\0\0\0", 9));
+    std::string in;
+    auto length = [&in]() -> std::size_t {
+        return std::size_t{static_cast<unsigned char>(in[0])} << 16 |
+               std::size_t{static_cast<unsigned char>(in[1])} << 8 |
+               std::size_t{static_cast<unsigned char>(in[2])};
+    };
+    while (in.size() < 9 || in.size() < 9 + length()) {
+        pollfd p{c.fd(), POLLIN, 0};
+        if (::poll(&p, 1, 5000) <= 0) break;
+        char buf[512];
+        const ssize_t n = ::recv(c.fd(), buf, sizeof buf, 0);
+        if (n <= 0) break;
+        in.append(buf, static_cast<std::size_t>(n));
+    }
+    EXPECT_GE(in.size(), 9u);
+    if (in.size() < 9) return false;
+    EXPECT_EQ(in[3], 4) << "the server's first frame is its SETTINGS";
+    const std::size_t len = length();
+    for (std::size_t at = 9; at + 6 <= 9 + len && at + 6 <= in.size(); at += 6) {
+        const int id =
+            static_cast<unsigned char>(in[at]) << 8 | static_cast<unsigned char>(in[at + 1]);
+        const int value = static_cast<unsigned char>(in[at + 5]);
+        if (id == 0x8 && value == 1) return true;
+    }
+    return false;
+}
+
+TEST(ReverseProxyWebSocket, BrowsersAreNotOfferedWebSocketsOverHttp2) {
+    // An extended CONNECT (RFC 8441) is not tunnelled: with "websocket" among the upgrades the
+    // server stops offering it, so a browser opens its WebSocket over HTTP/1.1.
+    App plain;
+    plain.get("/", [] { return "own"; });
+    start_app(plain);
+    EXPECT_TRUE(offers_extended_connect(plain));
+    App gw;
+    reverse_proxy(gw, "/api", to({"http://127.0.0.1:1"}));
+    start_app(gw);
+    EXPECT_FALSE(gw.options().http2.websocket);
+    EXPECT_FALSE(offers_extended_connect(gw));
+    App none;
+    auto o = to({"http://127.0.0.1:1"});
+    o.upgrades.clear();
+    reverse_proxy(none, "/api", std::move(o));
+    start_app(none);
+    EXPECT_TRUE(offers_extended_connect(none));
 }
 
 TEST(ReverseProxyOptionsCheck, BadOptionsAreOneLineErrors) {

@@ -17,6 +17,7 @@
 
 #include "client.hpp"
 #include "process.hpp"
+#include "python.hpp"
 #include "tls/certs.hpp"
 #include "vela/vela.hpp"
 #include "ws/ws_client.hpp"
@@ -35,10 +36,6 @@ namespace cc = ws::close_code;
 
 const std::string kH2ClientPy = std::string(VELA_SOURCE_DIR) + "/tests/e2e/ws/h2_client.py";
 
-// The Debian python3 has python3-h2 and python3-wsproto; a pyenv python3 first on PATH may not.
-const char* debian_python() {
-    return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-}
 bool have_client() { return succeeds(std::string(debian_python()) + " -c 'import h2, wsproto'"); }
 
 struct PyResult {

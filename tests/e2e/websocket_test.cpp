@@ -23,6 +23,7 @@
 
 #include "client.hpp"
 #include "process.hpp"
+#include "python.hpp"
 #include "sound.hpp"
 #include "tls/certs.hpp"
 #include "vela/vela.hpp"
@@ -43,11 +44,6 @@ namespace cc = ws::close_code;
 // ---- the real client -------------------------------------------------------------------------
 
 const std::string kClientPy = std::string(VELA_SOURCE_DIR) + "/tests/e2e/ws/client.py";
-
-// The Debian python3 has python3-websockets; a pyenv python3 first on PATH may not.
-const char* debian_python() {
-    return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-}
 
 bool have_websockets() {
     return succeeds(std::string(debian_python()) + " -c 'import websockets'");

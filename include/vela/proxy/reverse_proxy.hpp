@@ -53,7 +53,7 @@ class Group;
 /// How a request picks its upstream.
 enum class Balance : std::uint8_t {
     round_robin,        ///< in turn
-    least_connections,  ///< the one with the fewest requests in flight (ties: in turn)
+    least_connections,  ///< the fewest requests in flight and tunnels open (ties: in turn)
     hash,  ///< the same key always reaches the same upstream while the set stays (rendezvous)
 };
 
@@ -104,7 +104,9 @@ struct ReverseProxyOptions {
     std::chrono::milliseconds request_timeout{300'000};
     /// The protocols a client may switch to through the proxy (Upgrade, one token); a request
     /// asking for another goes on as a plain request. h2c is refused (it would hand the client
-    /// a raw HTTP/2 connection past the routes).
+    /// a raw HTTP/2 connection past the routes). With "websocket", reverse_proxy(app, ...)
+    /// turns off WebSockets over HTTP/2 (ServerOptions::http2.websocket): browsers then open
+    /// them over HTTP/1.1, which is tunnelled (an extended CONNECT is not).
     std::vector<std::string> upgrades{"websocket"};
     /// A WebSocket (or other upgraded) tunnel silent both ways this long is closed.
     std::chrono::milliseconds tunnel_idle_timeout{600'000};
@@ -151,7 +153,7 @@ struct UpstreamStatus {
     std::string url;
     /// False while it is out (health checks or passive ejection).
     bool healthy = true;
-    /// Requests in flight to it (every loop).
+    /// Requests in flight to it and tunnels open to it (every loop).
     std::int64_t active = 0;
     /// Requests sent to it.
     std::uint64_t requests = 0;

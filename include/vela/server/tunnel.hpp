@@ -27,18 +27,23 @@ namespace vela {
 class TunnelUpgrade final : public Upgrade {
   public:
     /// Joins the client to `other` (a detached transport on the request's loop).
-    TunnelUpgrade(std::unique_ptr<net::Transport> other, std::chrono::milliseconds idle)
-        : other(std::move(other)), idle_timeout(idle) {}
+    TunnelUpgrade(std::unique_ptr<net::Transport> other, std::chrono::milliseconds idle,
+                  std::shared_ptr<void> hold = {})
+        : other(std::move(other)), idle_timeout(idle), hold(std::move(hold)) {}
     /// The connection the client is joined to.
     std::unique_ptr<net::Transport> other;
     /// Both sides silent this long: the tunnel closes.
     std::chrono::milliseconds idle_timeout;
+    /// Kept until the tunnel closes (or the 101 is never sent).
+    std::shared_ptr<void> hold;
 };
 
 /// Makes the 101 response `r` join the client's connection to `other`, a connection already
 /// switched (its transport detached, on the loop that serves the request), once it is sent.
-/// `idle_timeout`: both directions silent this long close the tunnel.
+/// `idle_timeout`: both directions silent this long close the tunnel. `hold` is kept until
+/// the tunnel closes (a count of open tunnels, say, released by its destructor).
 Response tunnel(Response r, std::unique_ptr<net::Transport> other,
-                std::chrono::milliseconds idle_timeout = std::chrono::minutes(10));
+                std::chrono::milliseconds idle_timeout = std::chrono::minutes(10),
+                std::shared_ptr<void> hold = {});
 
 }  // namespace vela
