@@ -360,21 +360,37 @@ bool is_token(std::string_view s) noexcept {
 
 // Header fields a request may not set: the client writes the framing and owns the connection.
 bool refused_field(std::string_view name) noexcept {
-    static constexpr std::string_view kRefused[] = {
-        "content-length", "transfer-encoding", "connection", "keep-alive", "te",
-        "upgrade",        "proxy-connection"};
-    for (const std::string_view r : kRefused)
-        if (ascii::iequals(name, r)) return true;
+    switch (name.size()) {  // most names are none of these lengths
+        case 2:
+            return ascii::iequals(name, "te");
+        case 7:
+            return ascii::iequals(name, "upgrade");
+        case 10:
+            return ascii::iequals(name, "connection") || ascii::iequals(name, "keep-alive");
+        case 14:
+            return ascii::iequals(name, "content-length");
+        case 16:
+            return ascii::iequals(name, "proxy-connection");
+        case 17:
+            return ascii::iequals(name, "transfer-encoding");
+        default:
+            return false;
+    }
+}
+
+// True when `v` holds CR, LF or NUL (the bytes that would end or cut the field).
+bool breaks_field(std::string_view v) noexcept {
+    for (const char c : v)
+        if (static_cast<unsigned char>(c) <= '\r' && (c == '\r' || c == '\n' || c == '\0'))
+            return true;
     return false;
 }
 
 void check_field(std::string_view name, std::string_view value) {
     if (!is_token(name))
         throw std::invalid_argument("bad header name \"" + std::string(name) + "\"");
-    for (const char c : value)
-        if (c == '\r' || c == '\n' || c == '\0')
-            throw std::invalid_argument("CR, LF or NUL in the value of header " +
-                                        std::string(name));
+    if (breaks_field(value))
+        throw std::invalid_argument("CR, LF or NUL in the value of header " + std::string(name));
     if (refused_field(name))
         throw std::invalid_argument("header " + std::string(name) +
                                     " is set by the client, not by a request");
@@ -394,8 +410,25 @@ void remove_field(std::vector<Header>& h, std::string_view name) {
 std::string serialize(const ClientRequest& req, const Url& url, const ClientOptions& o,
                       const OriginPool& pool, bool offer_codings, bool chunked,
                       const std::string& jar_cookies) {
+    // One pass over the fields: their size, and which of ours they replace.
+    std::size_t fields_size = 0;
+    bool has_host = false, has_agent = false, has_authorization = false;
+    for (const auto& [n, v] : req.headers) {
+        fields_size += n.size() + v.size() + 4;
+        switch (n.size()) {
+            case 4:
+                has_host = has_host || ascii::iequals(n, "host");
+                break;
+            case 10:
+                has_agent = has_agent || ascii::iequals(n, "user-agent");
+                break;
+            case 13:
+                has_authorization = has_authorization || ascii::iequals(n, "authorization");
+                break;
+        }
+    }
     std::string out;
-    out.reserve(256 + req.body.size());
+    out.reserve(256 + url.target.size() + fields_size + req.body.size());
     out += req.method;
     out += ' ';
     if (pool.absolute)
@@ -408,12 +441,12 @@ std::string serialize(const ClientRequest& req, const Url& url, const ClientOpti
         out += pool.proxy_auth;
         out += "\r\n";
     }
-    if (!has_field(req.headers, "host")) {
+    if (!has_host) {
         out += "Host: ";
         out += url.authority();
         out += "\r\n";
     }
-    if (!o.user_agent.empty() && !has_field(req.headers, "user-agent")) {
+    if (!o.user_agent.empty() && !has_agent) {
         out += "User-Agent: ";
         out += o.user_agent;
         out += "\r\n";
@@ -424,16 +457,16 @@ std::string serialize(const ClientRequest& req, const Url& url, const ClientOpti
         out += jar_cookies;
         out += "\r\n";
     }
-    if (url.has_userinfo && !has_field(req.headers, "authorization")) {
+    if (url.has_userinfo && !has_authorization) {
         out += "Authorization: Basic ";
         out += base64_encode(url.user + ":" + url.password);
         out += "\r\n";
     }
     for (const auto& [n, v] : req.headers) {
-        out += n;
-        out += ": ";
-        out += v;
-        out += "\r\n";
+        out.append(n);
+        out.append(": ", 2);
+        out.append(v);
+        out.append("\r\n", 2);
     }
     if (req.body_source) {
         if (chunked) {

@@ -177,6 +177,15 @@ Url bare(const Url& u) {
 }  // namespace
 
 OriginPool& LoopPools::pool_for(const Url& url, bool http1_only) {
+    if (last.pool && last.scheme == url.scheme && last.port == url.port &&
+        last.http1_only == http1_only && last.host == url.host)
+        return *last.pool;
+    OriginPool& found = find_pool(url, http1_only);
+    last = LastPool{url.scheme, url.port, http1_only, url.host, &found};
+    return found;
+}
+
+OriginPool& LoopPools::find_pool(const Url& url, bool http1_only) {
     const Url* proxy = impl.proxy_for(url);
     // Through an http proxy every http origin shares the proxy's connections; an https
     // origin gets tunnels of its own.

@@ -87,6 +87,8 @@ class LoopPools {
     /// `http1_only`: a pool of its own that never speaks HTTP/2 (upgrades: RFC 9113 8.6 has
     /// no 101).
     OriginPool& pool_for(const Url& url, bool http1_only = false);
+    /// pool_for() without the memo of the last origin.
+    OriginPool& find_pool(const Url& url, bool http1_only);
     /// Closes and frees every idle connection and forgets the pools (the loop must exist;
     /// on its thread or while it does not run).
     void close_all() noexcept;
@@ -97,6 +99,15 @@ class LoopPools {
     bool closed = false;     // close_all() ran
     bool loop_gone = false;  // the loop was destroyed
     std::unordered_map<std::string, std::unique_ptr<OriginPool>> pools;
+    // The origin pool_for() found last (pools are never removed): a run of requests to one
+    // origin finds its pool without building the key.
+    struct LastPool {
+        Scheme scheme{};
+        std::uint16_t port = 0;
+        bool http1_only = false;
+        std::string host;
+        OriginPool* pool = nullptr;
+    } last;
 };
 
 }  // namespace vela::http::detail

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "vela/base/ascii.hpp"
@@ -58,8 +59,20 @@ std::string lower(std::string_view s) {
 
 // The path and query as a request line may carry them: control bytes are refused, a space
 // and bytes past ASCII are percent-encoded (as browsers send them), the rest goes as written.
+// True for the bytes check_target() refuses or encodes.
+bool target_special(unsigned char c) noexcept {
+    return c < 0x21 || c > 0x7E || c == '\\' || c == '"' || c == '<' || c == '>' || c == '^' ||
+           c == '`' || c == '{' || c == '|' || c == '}';
+}
+
 void check_target(std::string_view url, std::string_view in, std::string& out) {
     static constexpr char kHex[] = "0123456789ABCDEF";
+    // Most targets need nothing done: copied at once.
+    if (std::none_of(in.begin(), in.end(),
+                     [](char ch) { return target_special(static_cast<unsigned char>(ch)); })) {
+        out.assign(in);
+        return;
+    }
     out.clear();
     for (const char ch : in) {
         const auto c = static_cast<unsigned char>(ch);
@@ -135,23 +148,25 @@ Url Url::parse(std::string_view url) {
     const std::size_t colon = url.find("://");
     if (colon == std::string_view::npos || !has_scheme(url.substr(0, colon + 1)))
         bad(url, "not an absolute URL (write http://host/path)");
-    const std::string scheme = lower(url.substr(0, colon));
-    if (scheme == "http")
+    const std::string_view scheme = url.substr(0, colon);
+    if (ascii::iequals(scheme, "http"))
         u.scheme = Scheme::http;
-    else if (scheme == "https")
+    else if (ascii::iequals(scheme, "https"))
         u.scheme = Scheme::https;
-    else if (scheme == "http+unix")
+    else if (ascii::iequals(scheme, "http+unix"))
         u.scheme = Scheme::http_unix;
-    else if (scheme == "ws")
+    else if (ascii::iequals(scheme, "ws"))
         u.scheme = Scheme::ws;
-    else if (scheme == "wss")
+    else if (ascii::iequals(scheme, "wss"))
         u.scheme = Scheme::wss;
     else
-        bad(url, "unsupported scheme \"" + scheme + "\" (http, https, http+unix, ws, wss)");
+        bad(url, "unsupported scheme \"" + lower(scheme) + "\" (http, https, http+unix, ws, wss)");
     std::string_view rest = url.substr(colon + 3);
     if (const std::size_t hash = rest.find('#'); hash != std::string_view::npos)
         rest = rest.substr(0, hash);
-    const std::size_t auth_end = rest.find_first_of("/?");
+    std::size_t auth_end = 0;  // the first '/' or '?' (find_first_of walks the set per byte)
+    while (auth_end < rest.size() && rest[auth_end] != '/' && rest[auth_end] != '?') ++auth_end;
+    if (auth_end == rest.size()) auth_end = std::string_view::npos;
     std::string_view authority = rest.substr(0, auth_end);
     const std::string_view target =
         auth_end == std::string_view::npos ? std::string_view() : rest.substr(auth_end);
@@ -188,11 +203,15 @@ Url Url::parse(std::string_view url) {
         const std::string_view host = authority.substr(0, c);
         if (c != std::string_view::npos) port_text = authority.substr(c + 1);
         if (host.empty()) bad(url, "no host");
-        std::string decoded;
-        if (!pct_decode(host, decoded)) bad(url, "malformed percent-escape in the host");
-        for (const char ch : decoded)
+        if (host.find('%') == std::string_view::npos) {
+            u.host.assign(host);
+        } else if (!pct_decode(host, u.host)) {
+            bad(url, "malformed percent-escape in the host");
+        }
+        for (char& ch : u.host) {
             if (!is_host_char(ch)) bad(url, "character not allowed in a host name");
-        u.host = lower(decoded);
+            ch = ascii::lower(ch);
+        }
     }
     if (u.scheme != Scheme::http_unix) {
         u.port = default_port(u.scheme);
@@ -261,13 +280,28 @@ bool Url::host_is_ip() const noexcept {
            ::inet_pton(AF_INET6, host.c_str(), &a6) == 1;
 }
 
+namespace {
+// Appends host[:port] (an IPv6 host in brackets); the port only when `port_always` or it is not
+// the scheme's default.
+void append_authority(std::string& out, const Url& u, bool port_always) {
+    const bool v6 = u.host.find(':') != std::string::npos;
+    if (v6) out += '[';
+    out += u.host;
+    if (v6) out += ']';
+    if (port_always || u.port != default_port(u.scheme)) {
+        char digits[8];
+        digits[0] = ':';
+        const auto r = std::to_chars(digits + 1, digits + sizeof digits, u.port);
+        out.append(digits, static_cast<std::size_t>(r.ptr - digits));
+    }
+}
+}  // namespace
+
 std::string Url::authority() const {
     if (scheme == Scheme::http_unix) return "localhost";
-    std::string a = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-    if (port != default_port(scheme)) {
-        a += ':';
-        a += std::to_string(port);
-    }
+    std::string a;
+    a.reserve(host.size() + 8);
+    append_authority(a, *this, false);
     return a;
 }
 
@@ -276,24 +310,26 @@ std::string Url::origin() const {
     switch (scheme) {
         case Scheme::http:
         case Scheme::ws:
+            o.reserve(host.size() + 16);
             o = "http://";
             break;
         case Scheme::https:
         case Scheme::wss:
+            o.reserve(host.size() + 16);
             o = "https://";
             break;
         case Scheme::http_unix:
             return "http+unix://" + host;
     }
-    o += host.find(':') != std::string::npos ? "[" + host + "]" : host;
-    o += ':';
-    o += std::to_string(port);
+    append_authority(o, *this, true);
     return o;
 }
 
 std::string Url::to_string() const {
     static constexpr std::string_view kNames[] = {"http", "https", "http+unix", "ws", "wss"};
-    std::string s(kNames[static_cast<int>(scheme)]);
+    std::string s;
+    s.reserve(16 + host.size() + target.size());
+    s += kNames[static_cast<int>(scheme)];
     s += "://";
     if (scheme == Scheme::http_unix) {
         for (const char c : host) {
@@ -303,7 +339,7 @@ std::string Url::to_string() const {
                 s += c;
         }
     } else {
-        s += authority();
+        append_authority(s, *this, false);
     }
     s += target;
     return s;

@@ -203,6 +203,7 @@ HeadParse parse_response_head(std::string_view in, std::string_view request_meth
     const bool tunnel = request_method == "CONNECT" && status >= 200 && status < 300;
     FramingFields f;
     std::size_t pos = next;
+    if (head.fields_.capacity() < 16) head.fields_.reserve(16);  // one allocation, not five
     for (;;) {
         if (!next_line(p, n, pos, end, next)) return incomplete();
         if (end == pos) break;  // RFC 9112 2.1: the empty line ends the head

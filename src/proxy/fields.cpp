@@ -121,9 +121,10 @@ std::vector<Field> request_fields(const std::vector<Header>& fields, const Clien
                                   int version, const ReverseProxyOptions& o) {
     std::vector<std::string_view> connection;
     for (const Header& h : fields)
-        if (classify(h.name) == FieldKind::connection) connection.push_back(h.value);
+        if (h.name.size() == 10 && ascii::iequals(h.name, "connection"))
+            connection.push_back(h.value);
     std::vector<Field> out;
-    out.reserve(fields.size() + 4);
+    out.reserve(fields.size() + 6);  // what is added below, and the Host a caller puts first
     const bool keep_forwarding = client.trusted && (o.x_forwarded || o.forwarded);
     for (const Header& h : fields) {
         if (h.name.empty() || h.name.front() == ':') continue;  // ':': an HTTP/2 pseudo-field

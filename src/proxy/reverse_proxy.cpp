@@ -56,9 +56,10 @@ bool idempotent(Method m) noexcept {
 
 /// One upstream server and what is known of it (shared by every loop: atomics).
 struct Upstream {
-    std::string text;    // as configured
-    std::string origin;  // scheme://authority, to which the target is appended
-    std::string base;    // the configured path without its trailing '/' ("" for none)
+    std::string text;       // as configured
+    std::string origin;     // scheme://authority, to which the target is appended
+    std::string base;       // the configured path without its trailing '/' ("" for none)
+    std::string authority;  // its Host (unless preserve_host)
     std::uint64_t seed = 0;
     std::atomic<std::int64_t> active{0};
     std::atomic<std::uint64_t> requests{0}, failures{0};
@@ -180,6 +181,7 @@ ReverseProxy::State::State(ReverseProxyOptions opts) : o(std::move(opts)) {
         url.target = "/";
         u->origin = url.to_string();
         u->origin.pop_back();  // the '/' of the target
+        u->authority = url.authority();
         u->seed = mix(fnv1a(text) + ups.size());
         ups.push_back(std::move(u));
     }
@@ -486,8 +488,13 @@ Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& tar
         const Active active(*u);
         http::Upgraded up;
         bool retry = false;
+        std::vector<http::Header> with_host = fields;
+        with_host.emplace(
+            with_host.begin(), "Host",
+            o.preserve_host && !req.host().empty() ? std::string(req.host()) : u->authority);
         try {
-            up = co_await client->upgrade(u->origin + u->base + target, fields, o.response_timeout);
+            up = co_await client->upgrade(u->origin + u->base + target, with_host,
+                                          o.response_timeout);
         } catch (const http::ClientError& e) {
             const Outcome f = outcome(e);
             if (f.counts) failed(*u);
@@ -543,8 +550,6 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
     State& s = *keep;
     const ReverseProxyOptions& o = s.o;
 
-    http::ClientRequest cr;
-    cr.method = std::string(req.method_name());
     const std::string target = s.target(req);
     // A trusted proxy's report was taken (vela::trusted_proxies): client_ip() then points
     // into the request's own copy instead of the connection's address.
@@ -552,8 +557,15 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                          req.scheme() != (req.secure() ? "https" : "http");
     const proxy::ClientInfo info{req.remote_ip(), req.secure() ? "https" : "http", req.host(),
                                  trusted};
-    cr.headers = proxy::request_fields(req.headers(), info, req.version(), o);
-    if (o.preserve_host && !req.host().empty()) cr.headers.emplace_back("Host", req.host());
+    // The fields for `u`, Host first (RFC 9110 7.2): the client's with preserve_host, else
+    // the upstream's.
+    auto fields = [&](const Upstream& u) {
+        std::vector<http::Header> h = proxy::request_fields(req.headers(), info, req.version(), o);
+        const std::string_view host =
+            o.preserve_host && !req.host().empty() ? req.host() : std::string_view(u.authority);
+        h.emplace(h.begin(), "Host", host);
+        return h;
+    };
     // An HTTP/1.1 GET asking to switch protocols (a WebSocket): tunnelled to the upstream.
     if (req.version() == 11 && req.method() == Method::GET && req.has_header("upgrade") &&
         ascii::list_has(req.header("connection"), "upgrade") && s.upgradable(req)) {
@@ -561,39 +573,54 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
         if (req.has_header("transfer-encoding") ||
             (req.has_header("content-length") && req.header("content-length") != "0"))
             co_return Response(Status::BadRequest);
-        co_return co_await s.upgrade(req, target, std::move(cr.headers), keep);
+        co_return co_await s.upgrade(
+            req, target, proxy::request_fields(req.headers(), info, req.version(), o), keep);
     }
-    cr.stream = true;
-    cr.follow_redirects = false;
 
     // The body: streamed as it arrives (a streaming route), else the buffered one.
     bool body_taken = false;
-    if (req.body_streamed()) {
+    const bool streamed = req.body_streamed();
+    bool has_body = false;
+    std::optional<std::uint64_t> length;
+    std::shared_ptr<BodyFeed> feed;
+    if (streamed) {
         const std::string_view cl = req.header("content-length");
-        if (!cl.empty()) cr.content_length = content_length(cl);
+        if (!cl.empty()) length = content_length(cl);
         // HTTP/1.1 has a body only with a length or chunked; HTTP/2 says so with END_STREAM
         // on its HEADERS, which the first read tells (it returns the end at once).
-        bool has_body =
-            cr.content_length ? *cr.content_length > 0 : req.has_header("transfer-encoding");
-        auto feed = std::make_shared<BodyFeed>(req.body_stream());
-        if (req.version() == 20 && !cr.content_length) {
+        has_body = length ? *length > 0 : req.has_header("transfer-encoding");
+        feed = std::make_shared<BodyFeed>(req.body_stream());
+        if (req.version() == 20 && !length) {
             const BodyChunk first = co_await req.body_stream().read();
             if (first.error != Status::OK) co_return Response(first.error);
             feed->pending = std::string(first.data);
             feed->ended = first.end;
             has_body = !(first.end && first.data.empty());
         }
-        if (has_body) {
+    }
+    // The request for the upstream, made again for a retry (each try gives its request away
+    // rather than sending a copy).
+    auto make_request = [&](const Upstream& u) {
+        http::ClientRequest cr;
+        cr.method = std::string(req.method_name());
+        cr.headers = fields(u);
+        cr.url.reserve(u.origin.size() + u.base.size() + target.size());
+        cr.url += u.origin;
+        cr.url += u.base;
+        cr.url += target;
+        cr.stream = true;
+        cr.follow_redirects = false;
+        if (!streamed) {
+            cr.body = std::string(req.body());
+        } else if (has_body) {
+            cr.content_length = length;
             cr.body_source = [feed, &body_taken]() -> Task<std::optional<std::string>> {
                 body_taken = true;
                 co_return co_await feed->next();
             };
-        } else {
-            cr.content_length.reset();
         }
-    } else {
-        cr.body = std::string(req.body());
-    }
+        return cr;
+    };
 
     std::vector<std::size_t> tried;
     Status failure = Status::ServiceUnavailable;
@@ -605,20 +632,14 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                           req.path());
             co_return Response(failure);
         }
-        tried.push_back(s.index_of(u));
-        cr.url = u->origin + u->base + target;
+        http::ClientRequest cr = make_request(*u);
         u->requests.fetch_add(1, std::memory_order_relaxed);
-        auto active = std::make_shared<Active>(*u);
+        std::optional<Active> active;  // (a streamed body takes a count of its own)
+        active.emplace(*u);
         bool retry = false;
         std::optional<http::ClientResponse> res;
         try {
-            // The last possible try gives the request away instead of copying it.
-            // (Two statements: GCC 12 mishandles a conditional's temporary under co_await.)
-            const bool last = body_taken || !idempotent(req.method()) || attempt >= o.retries;
-            if (last)
-                res.emplace(co_await s.client->request(std::move(cr)));
-            else
-                res.emplace(co_await s.client->request(cr));
+            res.emplace(co_await s.client->request(std::move(cr)));
         } catch (const HttpError&) {
             throw;  // the client's body failed (413, 400, 408): its own answer
         } catch (const http::ClientError& e) {
@@ -632,7 +653,10 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
             co_return Response(Status::BadRequest);  // a target no request line may carry
         }
         if (!res) {
-            if (retry) continue;
+            if (retry) {
+                tried.push_back(s.index_of(u));  // (only now: most requests never need it)
+                continue;
+            }
             co_return Response(failure);
         }
         u->fails_in_row.store(0, std::memory_order_relaxed);
@@ -681,7 +705,8 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
         };
         auto held = std::make_shared<Held>();
         held->state = keep;
-        held->active = std::move(active);
+        held->active = std::make_shared<Active>(*u);
+        active.reset();
         held->res = std::move(up);
         co_return stream_body(
             std::move(r),
