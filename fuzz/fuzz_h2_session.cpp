@@ -1036,13 +1036,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 const bool forgotten = a.goaway_code == kProtocol &&
                                        why == "HEADERS on a lower stream id" &&
                                        b.goaway_code == kStreamClosed;
-                // DATA past the connection window on a stream nghttp2 takes for idle: both are
-                // connection errors; every DATA frame counts against the connection window
-                // (6.9), which we check first, nghttp2 the stream's state.
+                // DATA past the connection window on a stream nghttp2 takes for idle (PROTOCOL)
+                // or half-closed (STREAM_CLOSED): both are connection errors; every DATA frame
+                // counts against the connection window (6.9), which we check first, nghttp2
+                // the stream's state.
                 const bool window_first =
                     type == 0x0 &&
                     a.goaway_code == static_cast<std::uint32_t>(ErrorCode::flow_control_error) &&
-                    b.goaway_code == kProtocol;
+                    (b.goaway_code == kProtocol || b.goaway_code == kStreamClosed);
                 check(forgotten || a.goaway_code == b.goaway_code ||
                       frame_layer_code(f) == a.goaway_code || hpack_first || settings_order ||
                       rfc9218 || window_first);
