@@ -553,21 +553,21 @@ bool App::dispatch_with(Request& req, Response& out, ResponseSink& sink, Watch o
     }
     std::coroutine_handle<> work;
     if constexpr (std::is_same_v<Watch, Unobserved>) {
+        // (The answer is completed where it lies: a Response move is not free.)
         work = vela::start(detail::run_chain(*ep, 0, req),
-                           [this, &sink, &req](std::optional<Response> v, std::exception_ptr e) {
-                               Response r =
-                                   e ? detail::exception_answer(*this, e, req) : std::move(*v);
-                               detail::complete_error(*this, req, r);
-                               sink.complete(std::move(r));
+                           [this, &sink, &req](std::optional<Response>&& v, std::exception_ptr e) {
+                               if (e) v.emplace(detail::exception_answer(*this, e, req));
+                               detail::complete_error(*this, req, *v);
+                               sink.complete(std::move(*v));
                            });
     } else {
         work = vela::start(
             detail::run_chain(*ep, 0, req),
-            [this, &sink, &req, obs](std::optional<Response> v, std::exception_ptr e) mutable {
-                Response r = e ? detail::exception_answer(*this, e, req) : std::move(*v);
-                detail::complete_error(*this, req, r);
-                obs.answered(req, r);
-                sink.complete(std::move(r));
+            [this, &sink, &req, obs](std::optional<Response>&& v, std::exception_ptr e) mutable {
+                if (e) v.emplace(detail::exception_answer(*this, e, req));
+                detail::complete_error(*this, req, *v);
+                obs.answered(req, *v);
+                sink.complete(std::move(*v));
             });
         obs.left();  // suspended: the loop is free (what resumes it later is not watched)
     }
