@@ -65,7 +65,10 @@ Task<void> H1Exchange::send(std::string bytes, const BodySource* source, bool ch
                 c_->error = static_cast<int>(-n);
                 // A server may answer and close before reading all of a request (a 413):
                 // what it sent is read as the response.
-                if (!c_->t.in.empty()) co_return;
+                if (!c_->t.in.empty()) {
+                    send_cut_ = true;
+                    co_return;
+                }
                 fail_io("sending the request", true);
             }
             left.remove_prefix(static_cast<std::size_t>(n));
@@ -74,7 +77,10 @@ Task<void> H1Exchange::send(std::string bytes, const BodySource* source, bool ch
                 throw TimeoutError(TimeoutError::Phase::request,
                                    url_ + ": the request timed out while sending it");
             if (c_->error || c_->eof) {
-                if (!c_->t.in.empty()) co_return;
+                if (!c_->t.in.empty()) {
+                    send_cut_ = true;
+                    co_return;
+                }
                 fail_io("sending the request", true);
             }
             co_await c_->wait();
@@ -226,8 +232,10 @@ void H1Exchange::lend() {
 
 Task<bool> H1Exchange::more() {
     // A body that runs until the close ends with an orderly close (FIN); a reset may have cut
-    // it short, and is an error like any other.
-    if (framing_ == BodyFraming::until_close && c_->eof && !c_->error) {
+    // it short, and is an error like any other. Unless the server answered before it read
+    // the whole request: closing with the request unread, it resets the connection itself.
+    if (framing_ == BodyFraming::until_close &&
+        ((c_->eof && !c_->error) || (send_cut_ && (c_->eof || c_->error)))) {
         finish();
         co_return false;
     }

@@ -135,6 +135,7 @@ class H1Exchange final : public Exchange {
     BodyFraming framing_ = BodyFraming::none;
     std::uint64_t left_ = 0;    // Content-Length bytes still to come
     std::size_t lent_raw_ = 0;  // input bytes the piece handed out occupies
+    bool send_cut_ = false;     // the server answered before it read the whole request
     ChunkedDecoder chunked_;
 };
 

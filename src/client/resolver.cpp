@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
 #include "vela/client/client.hpp"
@@ -87,26 +88,32 @@ struct Pending {
     Answer answer;
 };
 
-void on_addrinfo(void* arg, int status, int /*timeouts*/, ares_addrinfo* res) {
+// c-ares's callback (a C frame above it: nothing may escape).
+void on_addrinfo(void* arg, int status, int /*timeouts*/, ares_addrinfo* res) noexcept {
+    const std::unique_ptr<ares_addrinfo, void (*)(ares_addrinfo*)> owned(res, ::ares_freeaddrinfo);
     auto* p = static_cast<Pending*>(arg);
     p->done = true;
     p->status = status;
     if (res == nullptr) return;
-    std::int64_t ttl = std::numeric_limits<std::int32_t>::max();
-    for (const ares_addrinfo_node* n = res->nodes; n; n = n->ai_next) {
-        if (n->ai_family != AF_INET && n->ai_family != AF_INET6) continue;
-        if (n->ai_addrlen > sizeof(sockaddr_storage)) continue;
-        Address a;
-        std::memcpy(&a.sa, n->ai_addr, n->ai_addrlen);
-        a.len = n->ai_addrlen;
-        p->answer.addrs.push_back(a);
-        ttl = std::min<std::int64_t>(ttl, std::max(n->ai_ttl, 0));
+    try {
+        std::int64_t ttl = std::numeric_limits<std::int32_t>::max();
+        for (const ares_addrinfo_node* n = res->nodes; n; n = n->ai_next) {
+            if (n->ai_family != AF_INET && n->ai_family != AF_INET6) continue;
+            if (n->ai_addrlen > sizeof(sockaddr_storage)) continue;
+            Address a;
+            std::memcpy(&a.sa, n->ai_addr, n->ai_addrlen);
+            a.len = n->ai_addrlen;
+            p->answer.addrs.push_back(a);
+            ttl = std::min<std::int64_t>(ttl, std::max(n->ai_ttl, 0));
+        }
+        // A CNAME on the way bounds the answer too (RFC 1034 3.6.2).
+        for (const ares_addrinfo_cname* c = res->cnames; c; c = c->next)
+            ttl = std::min<std::int64_t>(ttl, std::max(c->ttl, 0));
+        p->answer.ttl = std::chrono::seconds(p->answer.addrs.empty() ? 0 : ttl);
+    } catch (...) {  // out of memory: no answer
+        p->status = ARES_ENOMEM;
+        p->answer = Answer{};
     }
-    // A CNAME on the way bounds the answer too (RFC 1034 3.6.2).
-    for (const ares_addrinfo_cname* c = res->cnames; c; c = c->next)
-        ttl = std::min<std::int64_t>(ttl, std::max(c->ttl, 0));
-    p->answer.ttl = std::chrono::seconds(p->answer.addrs.empty() ? 0 : ttl);
-    ::ares_freeaddrinfo(res);
 }
 
 // True when the hosts file names `host` (its entries carry no TTL).
@@ -121,12 +128,20 @@ bool in_hosts_file(ares_channel ch, const std::string& host) {
     return false;
 }
 
+TimeoutError timed_out(const std::string& host, std::chrono::milliseconds timeout) {
+    return TimeoutError(TimeoutError::Phase::connect,
+                        "cannot resolve \"" + host + "\" within " +
+                            std::to_string(timeout.count()) +
+                            " ms (check the name servers: /etc/resolv.conf or "
+                            "ClientOptions::dns_servers)");
+}
+
 // Resolves `host` (blocking this thread, at most `timeout`): the hosts file, then the name
 // servers, IPv6 and IPv4 both (A and AAAA), sorted by RFC 6724.
 Answer lookup(const std::string& host, const std::string& servers, std::chrono::seconds max_ttl,
               std::chrono::milliseconds timeout) {
+    Pending p;  // before the channel: destroying it may still run the callback
     Channel ch(servers);
-    Pending p;
     ares_addrinfo_hints hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -145,12 +160,10 @@ Answer lookup(const std::string& host, const std::string& servers, std::chrono::
         }
         const auto now = std::chrono::steady_clock::now();
         if (now >= deadline) {
-            ::ares_cancel(ch.get());  // runs the callback with ARES_ECANCELLED
-            throw TimeoutError(TimeoutError::Phase::connect,
-                               "cannot resolve \"" + host + "\" within " +
-                                   std::to_string(timeout.count()) +
-                                   " ms (check the name servers: /etc/resolv.conf or "
-                                   "ClientOptions::dns_servers)");
+            // Runs the callback: ARES_ECANCELLED, or what already came (A without AAAA).
+            ::ares_cancel(ch.get());
+            if (p.status == ARES_SUCCESS && !p.answer.addrs.empty()) break;
+            throw timed_out(host, timeout);
         }
         const auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
@@ -171,12 +184,14 @@ Answer lookup(const std::string& host, const std::string& servers, std::chrono::
                               w ? fds[i].fd : ARES_SOCKET_BAD);
         }
     }
+    // c-ares's own tries (resolv.conf's timeout and attempts) can run out before ours.
+    if (p.status == ARES_ETIMEOUT) throw timed_out(host, timeout);
     if (p.status != ARES_SUCCESS || p.answer.addrs.empty()) {
         std::string why = p.status == ARES_SUCCESS ? "no IPv4 or IPv6 address"
                                                    : std::string(::ares_strerror(p.status));
         if (p.status == ARES_ENOTFOUND || p.status == ARES_ENODATA) why += " (check the host name)";
-        if (p.status == ARES_ECONNREFUSED || p.status == ARES_ETIMEOUT ||
-            p.status == ARES_ESERVFAIL || p.status == ARES_EREFUSED)
+        if (p.status == ARES_ECONNREFUSED || p.status == ARES_ESERVFAIL ||
+            p.status == ARES_EREFUSED)
             why += " (check the name servers: /etc/resolv.conf or ClientOptions::dns_servers)";
         throw ConnectError("cannot resolve \"" + host + "\": " + why);
     }
@@ -262,10 +277,13 @@ Task<std::vector<Address>> Resolver::resolve(const Url& url) {
         auto work = [host = url.host, servers = servers_, max_ttl = max_ttl_, timeout = timeout_] {
             return lookup(host, servers, max_ttl, timeout);
         };
+        {
+            std::lock_guard lk(mu_);
+            ++lookups_;  // failed ones too
+        }
         Answer answer = co_await run_blocking(std::move(work));
         out = answer.addrs;
         std::lock_guard lk(mu_);
-        ++lookups_;
         // A TTL of 0 is "do not cache" (RFC 1035 3.2.1); max_ttl bounds the rest.
         const auto ttl = std::min(answer.ttl, max_ttl_);
         if (ttl.count() > 0) {

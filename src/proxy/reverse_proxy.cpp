@@ -360,6 +360,17 @@ struct Active {
     Upstream& u;
 };
 
+// Puts Host first (RFC 9110 7.2): the one set_request_headers gave, else `host`.
+void put_host(std::vector<http::Header>& h, std::string_view host) {
+    for (auto it = h.begin(); it != h.end(); ++it) {
+        if (it->first.size() == 4 && ascii::iequals(it->first, "host")) {
+            std::rotate(h.begin(), it, it + 1);
+            return;
+        }
+    }
+    h.emplace(h.begin(), "Host", host);
+}
+
 std::optional<std::uint64_t> content_length(std::string_view v) noexcept {
     std::uint64_t n = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
@@ -489,9 +500,9 @@ Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& tar
         http::Upgraded up;
         bool retry = false;
         std::vector<http::Header> with_host = fields;
-        with_host.emplace(
-            with_host.begin(), "Host",
-            o.preserve_host && !req.host().empty() ? std::string(req.host()) : u->authority);
+        put_host(with_host, o.preserve_host && !req.host().empty()
+                                ? req.host()
+                                : std::string_view(u->authority));
         try {
             up = co_await client->upgrade(u->origin + u->base + target, with_host,
                                           o.response_timeout);
@@ -557,13 +568,12 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                          req.scheme() != (req.secure() ? "https" : "http");
     const proxy::ClientInfo info{req.remote_ip(), req.secure() ? "https" : "http", req.host(),
                                  trusted};
-    // The fields for `u`, Host first (RFC 9110 7.2): the client's with preserve_host, else
-    // the upstream's.
+    // The fields for `u`, Host first: set_request_headers', else the client's with
+    // preserve_host, else the upstream's.
     auto fields = [&](const Upstream& u) {
         std::vector<http::Header> h = proxy::request_fields(req.headers(), info, req.version(), o);
-        const std::string_view host =
-            o.preserve_host && !req.host().empty() ? req.host() : std::string_view(u.authority);
-        h.emplace(h.begin(), "Host", host);
+        put_host(
+            h, o.preserve_host && !req.host().empty() ? req.host() : std::string_view(u.authority));
         return h;
     };
     // An HTTP/1.1 GET asking to switch protocols (a WebSocket): tunnelled to the upstream.

@@ -575,7 +575,7 @@ TEST(HttpClientFaults, BodyUntilCloseCutByAResetIsAnError) {
     RawServer s([](int fd) {
         read_head(fd);
         write_all(fd, "HTTP/1.0 200 OK\r\n\r\nthe first half");
-        ::usleep(100 * 1000);
+        ::usleep(500 * 1000);  // (a reset before the client read the head discards it)
         const linger reset{1, 0};
         ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);  // close() sends RST
     });
@@ -584,7 +584,7 @@ TEST(HttpClientFaults, BodyUntilCloseCutByAResetIsAnError) {
         const ClientResponse r = run(c.get(s.url()));
         FAIL() << "taken as complete: " << r.text();
     } catch (const http::ProtocolError& e) {
-        EXPECT_NE(std::string(e.what()).find("reading the body"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("reset"), std::string::npos) << e.what();
     }
 }
 

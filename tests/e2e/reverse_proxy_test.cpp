@@ -222,6 +222,30 @@ TEST_F(ReverseProxyTest, TrustedProxysForwardingFieldsAreAppendedTo) {
         << b;
 }
 
+TEST_F(ReverseProxyTest, HostIsSentOnceAndFirst) {
+    // The upstream's authority by default; set_request_headers' Host replaces it (a virtual
+    // host behind the upstream's address), never beside it (two Hosts are a 400, RFC 9112 3.2).
+    auto o = to({base(up)});
+    o.set_request_headers = {{"Host", "virtual.example"}};
+    start_gateway(std::move(o), "/");
+    const ClientResponse e = get("/echo-head");
+    ASSERT_EQ(e.status(), 200) << e.text();
+    const std::string body = e.text();
+    const std::string first = body.substr(body.find('\n') + 1);
+    EXPECT_TRUE(first.starts_with("host: virtual.example\n")) << body;
+    EXPECT_EQ(body.find("\nhost:", body.find("\nhost:") + 1), std::string::npos) << body;
+}
+
+TEST_F(ReverseProxyTest, DefaultHostIsTheUpstreamsAndFirst) {
+    start_gateway(to({base(up)}), "/");
+    const ClientResponse e = get("/echo-head", {{"Host", "client.example"}});
+    ASSERT_EQ(e.status(), 200) << e.text();
+    const std::string body = e.text();
+    const std::string first = body.substr(body.find('\n') + 1);
+    EXPECT_TRUE(first.starts_with("host: 127.0.0.1:" + std::to_string(up.port()) + "\n")) << body;
+    EXPECT_EQ(body.find("\nhost:", body.find("\nhost:") + 1), std::string::npos) << body;
+}
+
 TEST_F(ReverseProxyTest, ResponseFieldsAreFilteredAndSet) {
     auto o = to({base(up)});
     o.remove_response_headers = {"X-Secret"};
