@@ -19,6 +19,7 @@ struct Out {
     vela::ChunkedDecoder::Result r;
     std::string body;
     std::size_t raw = 0;
+    std::string trailers;  // kept trailer lines (decode() only)
 };
 
 Out decode(const std::uint8_t* data, std::size_t size, std::size_t step,
@@ -27,6 +28,7 @@ Out decode(const std::uint8_t* data, std::size_t size, std::size_t step,
     vela::ChunkedDecoder d;
     d.reset(&limits);
     Out o{vela::ChunkedDecoder::Result::need_more};
+    d.keep_trailers(&o.trailers);
     for (std::size_t n = step ? step : size;; n += step ? step : size) {
         if (n > size) n = size;
         o.r = d.feed(buf.data(), n);
@@ -37,6 +39,14 @@ Out decode(const std::uint8_t* data, std::size_t size, std::size_t step,
         o.body.assign(buf.data(), d.decoded_size());
         o.raw = d.raw_size();
         check(o.raw <= size);
+        // Kept trailers are "name:value" lines: a colon in each, no CR, bounded by the limit.
+        check(o.trailers.size() <= limits.max_header_bytes);
+        check(o.trailers.find('\r') == std::string::npos);
+        std::size_t start = 0;
+        for (std::size_t nl; (nl = o.trailers.find('\n', start)) != std::string::npos;
+             start = nl + 1)
+            check(o.trailers.find(':', start) < nl);
+        check(start == o.trailers.size());
     }
     return o;
 }
@@ -74,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Out pieces = decode(data, size, size ? 1 + data[0] % 7 : 1, limits);
     check(whole.r == pieces.r);
     if (whole.r == vela::ChunkedDecoder::Result::done)
-        check(whole.body == pieces.body && whole.raw == pieces.raw);
+        check(whole.body == pieces.body && whole.raw == pieces.raw &&
+              whole.trailers == pieces.trailers);
     Out streamed = decode_streaming(data, size, size ? 1 + data[size - 1] % 13 : 1, limits);
     check(whole.r == streamed.r);
     if (whole.r == vela::ChunkedDecoder::Result::done)

@@ -29,6 +29,8 @@ inline ClientSource client_source(std::string name, const http::Client& client) 
                             c.connections_reused = s.connections_reused;
                             c.open = s.open;
                             c.idle = s.idle;
+                            c.tls_resumed = s.tls_resumed;
+                            c.dns_lookups = s.dns_lookups;
                             return c;
                         }};
 }

@@ -452,6 +452,7 @@ std::string serialize(const ClientRequest& req, const Url& url, const ClientOpti
         out += "\r\n";
     }
     if (offer_codings) out += "Accept-Encoding: gzip, br, zstd\r\n";
+    if (req.accept_trailers) out += "TE: trailers\r\nConnection: TE\r\n";  // RFC 9110 10.1.4
     if (!jar_cookies.empty()) {
         out += "Cookie: ";
         out += jar_cookies;
@@ -503,6 +504,7 @@ std::vector<Header> h2_fields(const ClientRequest& req, const Url& url, const Cl
     if (!o.user_agent.empty() && !has_field(req.headers, "user-agent"))
         f.emplace_back("user-agent", o.user_agent);
     if (offer_codings) f.emplace_back("accept-encoding", "gzip, br, zstd");
+    if (req.accept_trailers) f.emplace_back("te", "trailers");  // the one TE HTTP/2 allows
     if (!jar_cookies.empty()) f.emplace_back("cookie", jar_cookies);
     if (url.has_userinfo && !has_field(req.headers, "authorization"))
         f.emplace_back("authorization", "Basic " + base64_encode(url.user + ":" + url.password));
@@ -542,7 +544,9 @@ Task<std::optional<std::string_view>> ResponseBody::read() {
     if (!x_) co_return std::nullopt;
     Loop* loop = Loop::current();
     const std::uint64_t deadline = loop ? loop->now_ms() + x_->read_timeout_ms : 0;
-    co_return co_await x_->read(deadline);
+    std::optional<std::string_view> piece = co_await x_->read(deadline);
+    if (!piece && x_->done()) trailers_ = x_->take_trailers();
+    co_return piece;
 }
 
 Task<std::string> ResponseBody::read_all(std::uint64_t limit) {
@@ -551,10 +555,19 @@ Task<std::string> ResponseBody::read_all(std::uint64_t limit) {
     Loop* loop = Loop::current();
     const std::uint64_t deadline = loop ? loop->now_ms() + x_->read_timeout_ms : 0;
     co_await x_->read_all(out, limit, deadline);
+    trailers_ = x_->take_trailers();
     co_return out;
 }
 
 bool ResponseBody::done() const noexcept { return !x_ || x_->done(); }
+
+const std::vector<Header>& ResponseBody::trailers() const noexcept { return trailers_; }
+
+std::string_view ClientResponse::trailer(std::string_view name) const noexcept {
+    for (const auto& [n, v] : body_.trailers())
+        if (ascii::iequals(n, name)) return v;
+    return {};
+}
 
 // --- Client ---
 
@@ -654,6 +667,7 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
         co_return res;
     }
     co_await x->read_all(res.text_, o.max_body, deadline);
+    res.body_.trailers_ = x->take_trailers();
     res.url_ = x->take_url();
     co_return res;
 }

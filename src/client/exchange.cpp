@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "vela/base/ascii.hpp"
+
 namespace vela::http::detail {
 
 namespace {
@@ -129,6 +131,7 @@ Task<void> H1Exchange::read_head(const std::string& method, ResponseHead& head,
                 version_minor = head.version_minor();
                 if (framing_ == BodyFraming::chunked) {
                     chunked_.reset(&chunk_limits());
+                    chunked_.keep_trailers(&trailer_text_);
                 } else if (framing_ == BodyFraming::none ||
                            (framing_ == BodyFraming::length && left_ == 0)) {
                     finish();
@@ -175,8 +178,11 @@ bool H1Exchange::raw_piece(std::string_view& piece) {
         case BodyFraming::chunked: {
             if (in.empty()) return false;
             const ChunkedDecoder::Result r = chunked_.feed(in.data(), in.size());
-            if (r == ChunkedDecoder::Result::error)
+            if (r == ChunkedDecoder::Result::error) {
+                if (chunked_.error() == Status::RequestHeaderFieldsTooLarge)
+                    throw TooLargeError(url_ + ": the trailer section is larger than 64 KiB");
                 throw ProtocolError(url_ + ": malformed chunked body");
+            }
             const std::size_t dec = chunked_.decoded_size();
             if (r == ChunkedDecoder::Result::need_more && dec == 0) return false;
             piece = std::string_view(in.data(), dec);
@@ -215,6 +221,20 @@ void H1Exchange::settle() {
 void H1Exchange::finish() {
     done_ = true;
     end_after_piece_ = false;
+    if (!trailer_text_.empty()) [[unlikely]] {
+        // "name:value\n" lines, checked by the decoder; the value loses its OWS.
+        std::string_view rest = trailer_text_;
+        while (!rest.empty()) {
+            const std::size_t nl = rest.find('\n');
+            const std::string_view line = rest.substr(0, nl);
+            rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+            const std::size_t colon = line.find(':');
+            if (colon == std::string_view::npos) continue;
+            trailers_.emplace_back(std::string(line.substr(0, colon)),
+                                   std::string(ascii::trim_ows(line.substr(colon + 1))));
+        }
+        trailer_text_.clear();
+    }
     // Bytes past the response on a connection that waits for the next request: the server
     // sent more than it framed, so the connection is not trusted again.
     const bool clean = c_ && keep_alive && framing_ != BodyFraming::until_close && lent_raw_ == 0 &&

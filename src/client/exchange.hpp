@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "client/connection.hpp"
 #include "client/pool.hpp"
@@ -67,6 +68,8 @@ class Exchange {
     std::string take_url() noexcept { return std::move(url_); }
     /// The per-read timeout of a streamed body (ms).
     std::uint64_t read_timeout_ms = 30'000;
+    /// Takes the trailer fields that followed the body (after done()).
+    std::vector<Header> take_trailers() noexcept { return std::move(trailers_); }
 
   protected:
     /// Arms the deadline (absolute ms) of the waits of one read.
@@ -83,6 +86,7 @@ class Exchange {
     virtual Task<bool> more() = 0;
 
     std::string url_;
+    std::vector<Header> trailers_;  // the body's trailer fields, once done
     bool done_ = false;
     bool end_after_piece_ = false;
 
@@ -137,6 +141,7 @@ class H1Exchange final : public Exchange {
     std::size_t lent_raw_ = 0;  // input bytes the piece handed out occupies
     bool send_cut_ = false;     // the server answered before it read the whole request
     ChunkedDecoder chunked_;
+    std::string trailer_text_;  // the chunked body's trailer lines, as the decoder keeps them
 };
 
 }  // namespace vela::http::detail

@@ -267,7 +267,15 @@ void H2Conn::on_begin_headers(h2::Stream& st) {
 
 void H2Conn::on_field(h2::Stream& st, const hpack::DecodedField& f) {
     auto* s = static_cast<H2Stream*>(st.user);
-    if (!s || s->head_done) return;  // trailers are not kept
+    if (!s) return;
+    if (s->head_done) {  // trailers (the session refused pseudo-fields in them)
+        if (++s->fields > max_fields_) {
+            s->too_large = true;
+            return;
+        }
+        s->trailers.emplace_back(std::string(f.name), std::string(f.value));
+        return;
+    }
     if (f.name == ":status") {
         int status = 0;
         std::from_chars(f.value.data(), f.value.data() + f.value.size(), status);
@@ -291,6 +299,9 @@ void H2Conn::on_headers(h2::Stream& st, const h2::HeadersEnd& end) {
             s->failure = H2Stream::Failure::too_large;
             s->why = "the response head is larger than the limits (head_limits)";
         }
+    } else if ((end.list_too_large || s->too_large) && s->failure == H2Stream::Failure::none) {
+        s->failure = H2Stream::Failure::too_large;
+        s->why = "the response trailers are larger than the limits (head_limits)";
     }
     if (end.end_stream) s->ended = true;
     wake(*s);
@@ -447,7 +458,10 @@ Task<void> H2Exchange::read_head(const std::string&, ResponseHead& head,
         if (s_.failure != H2Stream::Failure::none) raise();
         if (s_.head_done) {
             head = std::move(s_.head);
-            if (s_.ended && s_.body.empty()) done_ = true;
+            if (s_.ended && s_.body.empty()) {
+                done_ = true;
+                trailers_ = std::move(s_.trailers);
+            }
             co_return;
         }
         if (!s_.conn) raise();
@@ -463,6 +477,7 @@ Task<void> H2Exchange::read_head(const std::string&, ResponseHead& head,
 }
 
 bool H2Exchange::raw_piece(std::string_view& piece) {
+    if (s_.failure == H2Stream::Failure::too_large) raise();  // trailers past the limits
     if (!s_.body.empty()) {
         piece_.clear();
         piece_.swap(s_.body);
@@ -490,6 +505,7 @@ void H2Exchange::settle() {
     if (end_after_piece_) {
         end_after_piece_ = false;
         done_ = true;
+        trailers_ = std::move(s_.trailers);
     }
 }
 

@@ -35,11 +35,12 @@ class H2Conn;
 struct H2Stream {
     /// What ended the stream early.
     enum class Failure : std::uint8_t { none, protocol, too_large, unprocessed, stale };
-    H2Conn* conn = nullptr;    // null once the connection is gone
-    h2::Stream* st = nullptr;  // null once the session closed the stream
-    ResponseHead head;         // the final response's head, as its fields arrive
-    std::string body;          // DATA received, not yet handed out
-    std::size_t fields = 0;    // fields of the current header block
+    H2Conn* conn = nullptr;        // null once the connection is gone
+    h2::Stream* st = nullptr;      // null once the session closed the stream
+    ResponseHead head;             // the final response's head, as its fields arrive
+    std::string body;              // DATA received, not yet handed out
+    std::vector<Header> trailers;  // the trailer fields, when they came
+    std::size_t fields = 0;        // fields of the current header block
     Failure failure = Failure::none;
     std::string why;         // the failure, one line
     bool head_done = false;  // the final head arrived

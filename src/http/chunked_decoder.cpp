@@ -141,8 +141,10 @@ ChunkedDecoder::Result ChunkedDecoder::feed(char* body, std::size_t n) noexcept 
         const bool trailer_byte = before == State::trailer_name || before == State::trailer_value ||
                                   before == State::trailer_lf ||
                                   (before == State::trailer_start && c != '\r');
-        if (trailer_byte && ++trailer_bytes_ > limits_->max_header_bytes) {
-            return fail(Status::RequestHeaderFieldsTooLarge);
+        if (trailer_byte) {
+            if (++trailer_bytes_ > limits_->max_header_bytes)
+                return fail(Status::RequestHeaderFieldsTooLarge);
+            if (trailers_ && c != '\n') trailers_->push_back(c == '\r' ? '\n' : c);
         }
     }
     return state_ == State::done ? Result::done : Result::need_more;

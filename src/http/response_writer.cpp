@@ -4,6 +4,9 @@
 #include <cstring>
 #include <string>
 
+#include "vela/base/ascii.hpp"
+#include "vela/http/char_class.hpp"
+
 namespace vela {
 
 namespace {
@@ -117,5 +120,60 @@ void write_chunk(Buffer& out, std::string_view data, bool chunked) {
 }
 
 void write_last_chunk(Buffer& out) { out.append("0\r\n\r\n"); }
+
+void write_last_chunk(Buffer& out, const Response::TrailerFields* trailers) {
+    if (!trailers || trailers->empty()) return write_last_chunk(out);
+    out.append("0\r\n");
+    for (const auto& [name, value] : *trailers) {
+        if (!trailer_field_allowed(name, value)) continue;
+        out.append(name);
+        out.append(": ");
+        out.append(value);
+        out.append("\r\n");
+    }
+    out.append("\r\n");
+}
+
+bool trailer_field_allowed(std::string_view name, std::string_view value) noexcept {
+    if (name.empty()) return false;
+    for (const char c : name)
+        if (!http::is_tchar(static_cast<unsigned char>(c))) return false;
+    for (const char c : value)
+        if (!http::is_field_char(static_cast<unsigned char>(c))) return false;
+    static constexpr std::string_view kRefused[] = {"age",
+                                                    "authorization",
+                                                    "cache-control",
+                                                    "connection",
+                                                    "content-encoding",
+                                                    "content-length",
+                                                    "content-range",
+                                                    "content-type",
+                                                    "cookie",
+                                                    "date",
+                                                    "expect",
+                                                    "expires",
+                                                    "host",
+                                                    "keep-alive",
+                                                    "location",
+                                                    "max-forwards",
+                                                    "pragma",
+                                                    "proxy-authenticate",
+                                                    "proxy-authorization",
+                                                    "proxy-connection",
+                                                    "range",
+                                                    "retry-after",
+                                                    "set-cookie",
+                                                    "te",
+                                                    "trailer",
+                                                    "transfer-encoding",
+                                                    "upgrade",
+                                                    "vary",
+                                                    "warning",
+                                                    "www-authenticate"};
+    for (const std::string_view r : kRefused)
+        if (ascii::iequals(name, r)) return false;
+    // Conditionals (If-Match, If-None-Match, If-Modified-Since, If-Range, ...).
+    return !(name.size() > 3 && ascii::iequals(name.substr(0, 3), "if-"));
+}
 
 }  // namespace vela

@@ -460,6 +460,12 @@ std::string AppMetrics::render() const {
              &ClientSample::open},
             {"vela_http_client_idle_connections", "HTTP client connections idle in a pool.",
              "gauge", &ClientSample::idle},
+            {"vela_http_client_tls_resumed_total",
+             "HTTP client TLS handshakes that resumed a session.", "counter",
+             &ClientSample::tls_resumed},
+            {"vela_http_client_dns_lookups_total",
+             "Host names the HTTP client looked up (cache hits excluded).", "counter",
+             &ClientSample::dns_lookups},
         };
         for (const auto& f : kClient) {
             w.family(f.name, f.help, f.type);

@@ -74,8 +74,8 @@ FieldKind classify(std::string_view n) noexcept {
             if (iequals(n, "server")) return FieldKind::server;
             return iequals(n, "expect") ? FieldKind::expect : FieldKind::other;
         case 7:
-            return iequals(n, "trailer") || iequals(n, "upgrade") ? FieldKind::hop
-                                                                  : FieldKind::other;
+            // (Trailer is end to end: it announces the trailers the proxy passes on.)
+            return iequals(n, "upgrade") ? FieldKind::hop : FieldKind::other;
         case 9:
             return iequals(n, "forwarded") ? FieldKind::forwarding : FieldKind::other;
         case 10:

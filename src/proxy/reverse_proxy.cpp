@@ -16,6 +16,7 @@
 #include "vela/base/ascii.hpp"
 #include "vela/base/log.hpp"
 #include "vela/client/client.hpp"
+#include "vela/http/response_writer.hpp"
 #include "vela/reactor/block_on.hpp"
 #include "vela/reactor/loop.hpp"
 #include "vela/server/stream.hpp"
@@ -450,6 +451,24 @@ Response response_head(const ResponseHead& head, bool http2, const ReverseProxyO
     return r;
 }
 
+// `r` (its body read whole) sent with the upstream's trailer fields after it: streamed, as
+// only a streamed body carries trailers here.
+Response with_trailers(Response r, const std::vector<http::Header>& upstream) {
+    auto trailers = std::make_shared<Response::TrailerFields>();
+    for (const auto& [name, value] : upstream)
+        if (trailer_field_allowed(name, value)) trailers->emplace_back(name, value);
+    auto body = std::make_shared<std::string>(std::move(r.mutable_body()));
+    r.set_body(std::string());
+    r.set_trailers(std::move(trailers));
+    r.set_body_source([body]() mutable -> std::optional<std::string> {
+        if (!body || body->empty()) return std::nullopt;  // (an empty piece means "wait")
+        std::string piece = std::move(*body);
+        body.reset();
+        return piece;
+    });
+    return r;
+}
+
 }  // namespace
 
 namespace {
@@ -608,12 +627,20 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
             has_body = !(first.end && first.data.empty());
         }
     }
+    // TE is hop-by-hop, but a client that takes trailers (gRPC's "te: trailers") is said to
+    // take them on the upstream's hop too: the proxy passes them on.
+    bool te_trailers = false;
+    if (const std::string_view te = req.header("te"); !te.empty()) [[unlikely]]
+        ascii::for_each_list_item(te, [&](std::string_view item) {
+            te_trailers = te_trailers || ascii::iequals(item, "trailers");
+        });
     // The request for the upstream, made again for a retry (each try gives its request away
     // rather than sending a copy).
     auto make_request = [&](const Upstream& u) {
         http::ClientRequest cr;
         cr.method = std::string(req.method_name());
         cr.headers = fields(u);
+        cr.accept_trailers = te_trailers;
         cr.url.reserve(u.origin.size() + u.base.size() + target.size());
         cr.url += u.origin;
         cr.url += u.base;
@@ -694,6 +721,8 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
         if (length && *length <= o.buffer_below) {
             try {
                 r.set_body(co_await up.body().read_all(*length));
+                if (!up.trailers().empty()) [[unlikely]]
+                    co_return with_trailers(std::move(r), up.trailers());  // (HTTP/2 upstream)
             } catch (const http::TimeoutError& e) {
                 s.failed(*u);
                 log::warn("reverse proxy: {}", e.what());
@@ -729,7 +758,11 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                         log::warn("reverse proxy: response body cut: {}", e.what());
                         throw;  // ends the body early: the client sees it cut, not complete
                     }
-                    if (!piece) co_return;
+                    if (!piece) {
+                        for (const auto& [name, value] : held->res.trailers())
+                            if (trailer_field_allowed(name, value)) w.trailer(name, value);
+                        co_return;
+                    }
                     if (!co_await w.write(*piece)) co_return;  // the client went away
                 }
             },

@@ -313,6 +313,8 @@ void Http1Connection::finish(Response& r) {
         // reading stops meanwhile and only the idle timeout runs.
         stream_ = r.take_body_source();
         stream_chunked_ = !http10;
+        if (r.trailers() && stream_chunked_) [[unlikely]]
+            stream_trailers_ = r.trailers();
         t_.stop_reading();
     } else if (direct) {
         // Likewise until the body is written.
@@ -354,8 +356,9 @@ void Http1Connection::pump_stream() {
             return;
         }
         if (!piece) {
-            if (stream_chunked_) write_last_chunk(t_.out);
+            if (stream_chunked_) write_last_chunk(t_.out, stream_trailers_.get());
             stream_ = nullptr;
+            stream_trailers_.reset();
             stream_ended_ = true;
             break;
         }
@@ -712,6 +715,7 @@ void Http1Connection::release_buffers() noexcept {
     if (stream_) {
         body_dropped(stream_);  // a producer learns that its client has gone
         stream_ = nullptr;
+        stream_trailers_.reset();
     }
     t_.release_buffers();
     direct_.reset();

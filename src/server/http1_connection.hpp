@@ -101,7 +101,8 @@ class Http1Connection final : public Connection, public ResponseSink {
     net::Transport t_;  // socket, TLS transform, timer entry, buffers
     std::unique_ptr<Request> req_;
     std::uint64_t deadline_ms_ = 0;
-    Response::BodySource stream_;          // a streamed body still being produced
+    Response::BodySource stream_;  // a streamed body still being produced
+    std::shared_ptr<Response::TrailerFields> stream_trailers_;  // sent after stream_'s end
     std::unique_ptr<std::string> direct_;  // a large body sent from its own storage
     std::size_t direct_sent_ = 0;          // bytes of *direct_ already written
     std::unique_ptr<FileCursor> file_;     // a file body being sent

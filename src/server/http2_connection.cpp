@@ -698,6 +698,8 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
             r.clear_file_body();
         } else if (streamed) {
             s.source = r.take_body_source();
+            if (r.trailers()) [[unlikely]]
+                s.trailers = r.trailers();
         } else {
             s.out_body = std::move(r.mutable_body());
             s.body_off = 0;
@@ -745,6 +747,26 @@ void Http2Connection::encode_fields(Response& r, std::string& block) {
             enc.add({name, v}, block);
         });
     }
+}
+
+// Ends a streamed body with its trailer fields (RFC 9113 8.1: a HEADERS frame with
+// END_STREAM); false when none of them may be sent.
+bool Http2Connection::send_trailers(H2Stream& s) {
+    bool any = false;
+    for (const auto& [name, value] : *s.trailers) any = any || trailer_field_allowed(name, value);
+    if (!any) return false;
+    std::string& block = session_.begin_headers();
+    hpack::Encoder& enc = session_.encoder();
+    enc.begin_block(block);
+    std::string lowered;
+    for (const auto& [name, value] : *s.trailers) {
+        if (!trailer_field_allowed(name, value)) continue;
+        lowered.assign(name);
+        for (char& c : lowered) c = ascii::lower(c);
+        enc.add({lowered, value}, block);
+    }
+    session_.end_headers(*s.st, true);
+    return true;
 }
 
 void Http2Connection::reject_stream(H2Stream& s, Status st) {
@@ -808,7 +830,8 @@ void Http2Connection::send_body(H2Stream& s) {
         if (!next) {
             s.source = nullptr;
             s.body_pending = false;
-            session_.send_data(st, {}, true);
+            if (!s.trailers || !send_trailers(s)) session_.send_data(st, {}, true);
+            s.trailers.reset();
             return;
         }
         s.piece = std::move(*next);

@@ -112,6 +112,7 @@ class Http2Connection final : public Connection, private h2::SessionHandler {
     bool build_request(H2Stream& s);
     void respond(H2Stream& s, Response& r);
     void encode_fields(Response& r, std::string& block);
+    bool send_trailers(H2Stream& s);
     void start_websocket(H2Stream& s, Response& r);
     void ws_output(H2Stream& s);
     void ws_ended(H2Stream& s) noexcept;

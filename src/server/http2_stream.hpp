@@ -95,6 +95,7 @@ struct H2Stream final : ResponseSink {
     std::string out_body;
     std::size_t body_off = 0;
     Response::BodySource source;
+    std::shared_ptr<Response::TrailerFields> trailers;  // sent after source's end
     std::unique_ptr<FileCursor> file;
     std::string piece;
     std::size_t piece_off = 0;

@@ -66,6 +66,7 @@ struct BodyPipe : std::enable_shared_from_this<BodyPipe> {
     UniqueFunction wake;                          // the driver waits for data or the end
     BodyWriter::WriteAwaiter* waiting = nullptr;  // a write() waits for room
     std::unique_ptr<BodyWriter> writer;
+    std::shared_ptr<Response::TrailerFields> trailers;  // shared with the response
     Loop* loop = nullptr;
     bool wake_queued = false;
     bool resume_queued = false;
@@ -336,6 +337,9 @@ void BodyWriter::WriteAwaiter::await_suspend(std::coroutine_handle<> h) noexcept
 bool BodyWriter::closed() const noexcept { return pipe_->gone; }
 bool BodyWriter::draining() const noexcept { return detail::loop_draining(); }
 std::size_t BodyWriter::queued() const noexcept { return pipe_->bytes; }
+void BodyWriter::trailer(std::string_view name, std::string_view value) {
+    pipe_->trailers->emplace_back(name, value);
+}
 
 namespace {
 Response make_stream(Response r, BodyProducer producer, std::size_t high_water,
@@ -347,6 +351,8 @@ Response make_stream(Response r, BodyProducer producer, std::size_t high_water,
     pipe->high_water = high_water ? high_water : 1;
     pipe->heartbeat = heartbeat;
     pipe->heartbeat_text = std::move(heartbeat_text);
+    pipe->trailers = std::make_shared<Response::TrailerFields>();
+    r.set_trailers(pipe->trailers);
     r.set_body_source(detail::PipeSource{std::move(pipe)});
     return r;
 }

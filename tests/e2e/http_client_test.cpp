@@ -2,6 +2,7 @@
 // HTTP/1.1 and HTTP/2), python3's http.server, and scripted raw-socket servers that misbehave
 // on purpose (HTTP/2 ones with vela's h2::Session in the server role).
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -399,6 +400,12 @@ TEST(HttpClientMetrics, CountersReachTheMetricsPage) {
               std::string::npos);
     EXPECT_NE(page.find("vela_http_client_connections{client=\"self\"} 1"), std::string::npos);
     EXPECT_NE(page.find("vela_http_client_idle_connections{client=\"self\"} 0"), std::string::npos);
+    EXPECT_NE(page.find("vela_http_client_tls_resumed_total{client=\"self\"} 0"),
+              std::string::npos);
+    EXPECT_NE(page.find(fmt::format("vela_http_client_dns_lookups_total{{client=\"self\"}} {}",
+                                    c.stats().dns_lookups)),
+              std::string::npos)
+        << page;
 }
 
 // --- Misbehaving servers ---

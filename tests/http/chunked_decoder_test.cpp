@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -352,6 +353,31 @@ TEST(ChunkedDecoder, DropHandsOutPiecesAndCountsTheLimitAcrossThem) {
     std::string b = "2\r\n";
     EXPECT_EQ(d.feed(b.data(), b.size()), Result::error);
     EXPECT_EQ(d.error(), Status::PayloadTooLarge);
+}
+
+TEST(ChunkedDecoder, KeptTrailersAreNameValueLinesWhateverTheSplit) {
+    const std::string input = "3\r\nabc\r\n0\r\nX-A: 1\r\nX-B:\ttwo \r\n\r\n";
+    for (std::size_t step = 1; step <= input.size(); ++step) {
+        std::vector<char> buf(input.begin(), input.end());
+        ParserLimits limits;
+        ChunkedDecoder d;
+        std::string trailers;
+        d.reset(&limits);
+        d.keep_trailers(&trailers);
+        Result r = Result::need_more;
+        for (std::size_t n = step; r == Result::need_more; n = std::min(n + step, input.size()))
+            r = d.feed(buf.data(), n);
+        ASSERT_EQ(r, Result::done) << step;
+        EXPECT_EQ(trailers, "X-A: 1\nX-B:\ttwo \n") << step;
+        EXPECT_EQ(std::string(buf.data(), d.decoded_size()), "abc");
+    }
+}
+
+TEST(ChunkedDecoder, TrailersAreDiscardedUnlessKept) {
+    ParserLimits limits;
+    const Outcome o = decode_whole("0\r\nX-A: 1\r\n\r\n", limits);
+    EXPECT_EQ(o.result, Result::done);
+    EXPECT_EQ(o.body, "");
 }
 
 }  // namespace

@@ -245,6 +245,24 @@ TEST(ResponseHeaders, CloseConnectionIsAFlagForTheServer) {
     EXPECT_TRUE(r.wants_close());
 }
 
+TEST(Trailers, LastChunkCarriesTheAllowedTrailerFields) {
+    Response::TrailerFields t = {{"X-Checksum", "abc"}, {"Content-Length", "5"},
+                                 {"set-cookie", "a=b"}, {"If-Match", "*"},
+                                 {"Bad Name", "x"},     {"X-Split", "a\r\nX-Evil: 1"},
+                                 {"Grpc-Status", "0"}};
+    Buffer out;
+    write_last_chunk(out, &t);
+    EXPECT_EQ(out.view(), "0\r\nX-Checksum: abc\r\nGrpc-Status: 0\r\n\r\n");
+    Buffer none;
+    write_last_chunk(none, nullptr);
+    EXPECT_EQ(none.view(), "0\r\n\r\n");
+    EXPECT_TRUE(trailer_field_allowed("Server-Timing", "db;dur=53"));
+    EXPECT_FALSE(trailer_field_allowed("", "x"));
+    EXPECT_FALSE(trailer_field_allowed(":status", "200"));
+    EXPECT_FALSE(trailer_field_allowed("Transfer-Encoding", "chunked"));
+    EXPECT_FALSE(trailer_field_allowed("x-nul", std::string_view("a\0b", 3)));
+}
+
 }  // namespace
 }  // namespace vela
 

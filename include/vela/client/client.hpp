@@ -224,6 +224,9 @@ struct ClientRequest {
     std::chrono::milliseconds timeout{0};
     /// Follow redirects for this request (nullopt: ClientOptions::follow_redirects).
     std::optional<bool> follow_redirects{};
+    /// Tell the server that trailer fields are welcome ("TE: trailers"; gRPC servers ask for
+    /// it). Trailers that come are kept either way.
+    bool accept_trailers = false;
 };
 
 namespace detail {
@@ -250,11 +253,15 @@ class ResponseBody {
     Task<std::string> read_all(std::uint64_t limit = 64ull << 20);
     /// True once the end of the body was read (or there was none).
     bool done() const noexcept;
+    /// The trailer fields that followed the body (names as sent), once done(); they are
+    /// not checked against the fields trailers may not carry (RFC 9110 6.5.1).
+    const std::vector<Header>& trailers() const noexcept;
 
   private:
     friend class Client;
     explicit ResponseBody(std::unique_ptr<detail::Exchange> x) noexcept;
     std::unique_ptr<detail::Exchange> x_;
+    std::vector<Header> trailers_;  // taken from the exchange at the end
 };
 
 /// A response: status, header fields and the body.
@@ -280,6 +287,11 @@ class ClientResponse {
     const std::string& text() const noexcept { return text_; }
     /// The body to read as it arrives (a streamed request), or the rest of it.
     ResponseBody& body() noexcept { return body_; }
+    /// The trailer fields that followed the body (a streamed one: once it was read to its
+    /// end), in order, names as sent.
+    const std::vector<Header>& trailers() const noexcept { return body_.trailers(); }
+    /// The first trailer field named `name` (case-insensitive); empty when absent.
+    std::string_view trailer(std::string_view name) const noexcept;
     /// The body parsed as JSON into a T (json::ParseError when it does not fit).
     template <class T>
     T json() const {

@@ -4,10 +4,11 @@
 // It is fed the bytes that follow a request head, as many as have arrived, again and again
 // as more arrive. Chunk data is moved down over the framing, so once decoding is done the
 // body is one contiguous run at the start of those bytes and no copy is allocated.
-// Trailer fields (7.1.2) are checked for syntax and discarded.
+// Trailer fields (7.1.2) are checked for syntax and discarded, or kept when asked.
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "vela/http/limits.hpp"
 #include "vela/http/status.hpp"
@@ -38,6 +39,9 @@ class ChunkedDecoder {
     }
     /// Sets the largest total body (a streaming route's limit instead of max_body).
     void set_max_body(std::uint64_t m) noexcept { max_body_ = m; }
+    /// Keeps the trailer field lines in `*out` as "name:value" lines ended by '\n' (the value
+    /// as sent, OWS included); null (the default) discards them.
+    void keep_trailers(std::string* out) noexcept { trailers_ = out; }
     /// The status to answer after error (400, 413 or 431).
     Status error() const noexcept { return error_; }
 
@@ -64,6 +68,7 @@ class ChunkedDecoder {
     };
 
     const ParserLimits* limits_ = nullptr;
+    std::string* trailers_ = nullptr;
     State state_ = State::size;
     Status error_ = Status::BadRequest;
     std::size_t read_ = 0;

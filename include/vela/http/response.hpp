@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "vela/http/file_body.hpp"
 #include "vela/http/status.hpp"
@@ -179,6 +181,21 @@ class Response {
         mutable_extra().source = std::move(source);
         return *this;
     }
+    /// Trailer fields sent after a streamed body: chunked HTTP/1.1's trailer section, HTTP/2's
+    /// trailing HEADERS (RFC 9110 6.5). The list may be filled until the body ends (its
+    /// producer holds it too); fields that may not be trailers (framing, routing, ...) and
+    /// malformed ones are dropped; HTTP/1.0 and HEAD get none.
+    using TrailerFields = std::vector<std::pair<std::string, std::string>>;
+    /// Sends `trailers` after the streamed body.
+    Response& set_trailers(std::shared_ptr<TrailerFields> trailers) {
+        mutable_extra().trailers = std::move(trailers);
+        return *this;
+    }
+    /// The trailer list set by set_trailers (or stream_body), null if none.
+    const std::shared_ptr<TrailerFields>& trailers() const noexcept {
+        static const std::shared_ptr<TrailerFields> none;
+        return extra_ ? extra_->trailers : none;
+    }
     /// True when the body is streamed from a BodySource.
     bool streaming() const noexcept { return extra_ && extra_->source; }
     /// Takes the body source (the server does, when it starts streaming).
@@ -247,6 +264,7 @@ class Response {
     // cheap to move. Copies of a Response share them (and copy them before a change).
     struct Extra {
         BodySource source;
+        std::shared_ptr<TrailerFields> trailers;
         std::shared_ptr<Upgrade> upgrade;
         std::optional<FileBody> file;
     };

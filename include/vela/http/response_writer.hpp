@@ -48,4 +48,14 @@ void write_chunk(Buffer& out, std::string_view data, bool chunked);
 /// Appends the last chunk and the empty trailer section ("0\r\n\r\n").
 void write_last_chunk(Buffer& out);
 
+/// Appends the last chunk, the trailer fields of `trailers` that may be sent
+/// (trailer_field_allowed), and the empty line that ends the trailer section.
+void write_last_chunk(Buffer& out, const Response::TrailerFields* trailers);
+
+/// True when a field may travel as a trailer (RFC 9110 6.5.1): a token name, a value without
+/// CR, LF or NUL, and none of the fields that frame, route, authenticate, control caches or
+/// describe the content (Content-Length, Transfer-Encoding, Host, Content-Type, Set-Cookie,
+/// Authorization, Cache-Control, Trailer, hop-by-hop fields, HTTP/2 pseudo-fields...).
+bool trailer_field_allowed(std::string_view name, std::string_view value) noexcept;
+
 }  // namespace vela

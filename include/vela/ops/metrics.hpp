@@ -79,6 +79,10 @@ struct ClientSample {
     std::uint64_t open = 0;
     /// Of those, idle in a pool.
     std::uint64_t idle = 0;
+    /// TLS handshakes that resumed an earlier session.
+    std::uint64_t tls_resumed = 0;
+    /// Host names looked up (cache hits do not count).
+    std::uint64_t dns_lookups = 0;
 };
 
 /// A client to report as vela_http_client_*{client="name"}: `sample` is called by the thread

@@ -64,6 +64,9 @@ class BodyWriter {
     bool draining() const noexcept;
     /// Bytes queued and not yet taken by the connection.
     std::size_t queued() const noexcept;
+    /// Adds a trailer field, sent after the body's end (HTTP/1.1 chunked, HTTP/2; see
+    /// Response::set_trailers for what is dropped). Call before the producer returns.
+    void trailer(std::string_view name, std::string_view value);
 
     /// Made by stream_body() (one per response).
     explicit BodyWriter(detail::BodyPipe& p) noexcept : pipe_(&p) {}
