@@ -1,10 +1,7 @@
 #include "client/pool.hpp"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +11,6 @@
 #include "client/h2_exchange.hpp"
 #include "vela/base/ascii.hpp"
 #include "vela/base/base64.hpp"
-
-#include "vela/reactor/blocking.hpp"
 
 namespace vela::http::detail {
 
