@@ -389,7 +389,9 @@ bool breaks_field(std::string_view v) noexcept {
 void check_field(std::string_view name, std::string_view value) {
     if (!is_token(name))
         throw std::invalid_argument("bad header name \"" + std::string(name) + "\"");
-    if (breaks_field(value))
+    // Eight bytes at a time for the usual value; only one with a control byte is looked at
+    // byte by byte (other controls than CR, LF and NUL pass, as they always did).
+    if (!is_field_value(value.data(), value.size()) && breaks_field(value))
         throw std::invalid_argument("CR, LF or NUL in the value of header " + std::string(name));
     if (refused_field(name))
         throw std::invalid_argument("header " + std::string(name) +
@@ -545,7 +547,7 @@ Task<std::optional<std::string_view>> ResponseBody::read() {
     Loop* loop = Loop::current();
     const std::uint64_t deadline = loop ? loop->now_ms() + x_->read_timeout_ms : 0;
     std::optional<std::string_view> piece = co_await x_->read(deadline);
-    if (!piece && x_->done()) trailers_ = x_->take_trailers();
+    if (!piece && x_->done() && trailers_.empty()) trailers_ = x_->take_trailers();  // (once)
     co_return piece;
 }
 
@@ -555,7 +557,7 @@ Task<std::string> ResponseBody::read_all(std::uint64_t limit) {
     Loop* loop = Loop::current();
     const std::uint64_t deadline = loop ? loop->now_ms() + x_->read_timeout_ms : 0;
     co_await x_->read_all(out, limit, deadline);
-    trailers_ = x_->take_trailers();
+    if (trailers_.empty()) trailers_ = x_->take_trailers();
     co_return out;
 }
 
@@ -663,6 +665,7 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
     x->decode(coding, o.max_body);
     if (req.stream) {
         res.url_ = x->url();
+        if (x->done()) res.body_.trailers_ = x->take_trailers();  // (HTTP/2: no DATA at all)
         res.body_ = ResponseBody(std::move(x));
         co_return res;
     }

@@ -180,7 +180,9 @@ bool H1Exchange::raw_piece(std::string_view& piece) {
             const ChunkedDecoder::Result r = chunked_.feed(in.data(), in.size());
             if (r == ChunkedDecoder::Result::error) {
                 if (chunked_.error() == Status::RequestHeaderFieldsTooLarge)
-                    throw TooLargeError(url_ + ": the trailer section is larger than 64 KiB");
+                    throw TooLargeError(
+                        url_ +
+                        ": the trailer section is larger than its limits (64 KiB, 100 fields)");
                 throw ProtocolError(url_ + ": malformed chunked body");
             }
             const std::size_t dec = chunked_.decoded_size();

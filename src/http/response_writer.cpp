@@ -128,7 +128,7 @@ void write_last_chunk(Buffer& out, const Response::TrailerFields* trailers) {
         if (!trailer_field_allowed(name, value)) continue;
         out.append(name);
         out.append(": ");
-        out.append(value);
+        out.append(ascii::trim_ows(value));
         out.append("\r\n");
     }
     out.append("\r\n");

@@ -4,6 +4,8 @@
 
 #include "vela/proxy/reverse_proxy.hpp"
 
+#include <openssl/rand.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -14,6 +16,7 @@
 #include "proxy/fields.hpp"
 #include "vela/async/when_all.hpp"
 #include "vela/base/ascii.hpp"
+#include "vela/base/base64.hpp"
 #include "vela/base/log.hpp"
 #include "vela/client/client.hpp"
 #include "vela/http/response_writer.hpp"
@@ -21,6 +24,7 @@
 #include "vela/reactor/loop.hpp"
 #include "vela/server/stream.hpp"
 #include "vela/server/tunnel.hpp"
+#include "vela/server/websocket.hpp"
 #include "vela/web/app.hpp"
 #include "vela/web/http_error.hpp"
 
@@ -96,14 +100,21 @@ struct ReverseProxy::State {
     /// True when `req` asks for one protocol of options' `upgrades` (others go on as plain
     /// requests, their Upgrade field dropped as hop-by-hop).
     bool upgradable(const Request& req) const noexcept {
-        const std::string_view want = ascii::trim_ows(req.header("upgrade"));
+        return upgradable(ascii::trim_ows(req.header("upgrade")));
+    }
+    /// True when the protocol `want` is one of options' `upgrades`.
+    bool upgradable(std::string_view want) const noexcept {
         for (const std::string& u : o.upgrades)
             if (ascii::iequals(want, u)) return true;
         return false;
     }
-    /// Passes an Upgrade request on; a 101 from the upstream joins the two connections.
+    /// Passes an Upgrade request on; a 101 from the upstream joins the two connections. With
+    /// `h2_websocket`, `req` is an HTTP/2 extended CONNECT (RFC 8441): the upstream is asked
+    /// for a WebSocket over HTTP/1.1 (a key of the proxy's own, its answer checked) and the
+    /// client gets a 200 whose stream carries the frames.
     Task<Response> upgrade(Request& req, const std::string& target,
-                           std::vector<http::Header> fields, std::shared_ptr<State> self);
+                           std::vector<http::Header> fields, std::shared_ptr<State> self,
+                           bool h2_websocket = false);
     Task<void> probe(Upstream& u);
 
     ReverseProxyOptions o;
@@ -451,12 +462,23 @@ Response response_head(const ResponseHead& head, bool http2, const ReverseProxyO
     return r;
 }
 
+// An upstream's trailer field that goes on to the client: one a trailer may carry (RFC 9110
+// 6.5.1), not removed by the options, not named by the upstream's Connection.
+bool passes_trailer(std::string_view name, std::string_view value, const ResponseHead& head,
+                    const ReverseProxyOptions& o) {
+    if (!trailer_field_allowed(name, value)) return false;
+    for (const std::string& removed : o.remove_response_headers)
+        if (ascii::iequals(name, removed)) return false;
+    const std::vector<std::string_view> connection = head.header_values("connection");
+    return connection.empty() || !proxy::named_by_connection(connection, name);
+}
+
 // `r` (its body read whole) sent with the upstream's trailer fields after it: streamed, as
 // only a streamed body carries trailers here.
-Response with_trailers(Response r, const std::vector<http::Header>& upstream) {
+Response with_trailers(Response r, const http::ClientResponse& up, const ReverseProxyOptions& o) {
     auto trailers = std::make_shared<Response::TrailerFields>();
-    for (const auto& [name, value] : upstream)
-        if (trailer_field_allowed(name, value)) trailers->emplace_back(name, value);
+    for (const auto& [name, value] : up.trailers())
+        if (passes_trailer(name, value, up.head(), o)) trailers->emplace_back(name, value);
     auto body = std::make_shared<std::string>(std::move(r.mutable_body()));
     r.set_body(std::string());
     r.set_trailers(std::move(trailers));
@@ -505,9 +527,20 @@ Outcome outcome(const http::ClientError& e) noexcept {
 
 Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& target,
                                             std::vector<http::Header> fields,
-                                            std::shared_ptr<State> self) {
+                                            std::shared_ptr<State> self, bool h2_websocket) {
+    const std::string protocol = h2_websocket ? "websocket" : std::string(req.header("upgrade"));
     fields.emplace_back("Connection", "Upgrade");
-    fields.emplace_back("Upgrade", std::string(req.header("upgrade")));
+    fields.emplace_back("Upgrade", protocol);
+    std::string key;  // an extended CONNECT has none: the proxy's own (RFC 6455 4.1)
+    if (h2_websocket) {
+        unsigned char raw[16];
+        if (RAND_bytes(raw, sizeof raw) != 1) co_return Response(Status::InternalServerError);
+        key = base64_encode(std::string_view(reinterpret_cast<const char*>(raw), sizeof raw));
+        std::erase_if(fields, [](const http::Header& f) {
+            return ascii::iequals(f.first, "sec-websocket-key");
+        });
+        fields.emplace_back("Sec-WebSocket-Key", key);
+    }
     std::vector<std::size_t> tried;
     Status failure = Status::ServiceUnavailable;
     for (int attempt = 0;; ++attempt) {
@@ -545,9 +578,16 @@ Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& tar
         if (up.head.status() != 101 || !up.transport)
             co_return r;  // refused: its status and fields (its body is not passed on)
         // The upstream must switch to what was asked for (RFC 9110 7.8), nothing else.
-        if (!ascii::iequals(up.head.header("upgrade"), req.header("upgrade"))) {
+        if (!ascii::iequals(up.head.header("upgrade"), protocol)) {
             log::warn("reverse proxy: {} switched to \"{}\" when asked for \"{}\"", u->text,
-                      up.head.header("upgrade"), req.header("upgrade"));
+                      up.head.header("upgrade"), protocol);
+            co_return Response(Status::BadGateway);
+        }
+        if (h2_websocket && up.head.header("sec-websocket-accept") != ws_accept_key(key)) {
+            log::warn(
+                "reverse proxy: {} answered the WebSocket key with a wrong "
+                "Sec-WebSocket-Accept",
+                u->text);
             co_return Response(Status::BadGateway);
         }
         // The tunnel counts as one of the upstream's active connections (least connections)
@@ -558,6 +598,15 @@ Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& tar
             Active active;
         };
         auto hold = std::make_shared<Hold>(self, *u);
+        if (h2_websocket) {
+            // RFC 8441 5: a 2xx opens the stream for the frames; no Upgrade, no Accept.
+            r.set_status(Status::OK);
+            r.remove_header("Upgrade");
+            r.remove_header("Sec-WebSocket-Accept");
+            r.set_upgrade(std::make_shared<TunnelUpgrade>(std::move(up.transport),
+                                                          o.tunnel_idle_timeout, std::move(hold)));
+            co_return r;
+        }
         co_return tunnel(std::move(r), std::move(up.transport), o.tunnel_idle_timeout,
                          std::move(hold));
     }
@@ -595,6 +644,14 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
             h, o.preserve_host && !req.host().empty() ? req.host() : std::string_view(u.authority));
         return h;
     };
+    // An HTTP/2 client's WebSocket (an extended CONNECT, RFC 8441): tunnelled to the upstream
+    // over an HTTP/1.1 upgrade. (Any other CONNECT is not proxied.)
+    if (req.method() == Method::CONNECT) [[unlikely]] {
+        if (req.version() != 20 || req.protocol() != "websocket" || !s.upgradable("websocket"))
+            co_return Response(Status::NotImplemented);
+        co_return co_await s.upgrade(
+            req, target, proxy::request_fields(req.headers(), info, req.version(), o), keep, true);
+    }
     // An HTTP/1.1 GET asking to switch protocols (a WebSocket): tunnelled to the upstream.
     if (req.version() == 11 && req.method() == Method::GET && req.has_header("upgrade") &&
         ascii::list_has(req.header("connection"), "upgrade") && s.upgradable(req)) {
@@ -721,8 +778,9 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
         if (length && *length <= o.buffer_below) {
             try {
                 r.set_body(co_await up.body().read_all(*length));
-                if (!up.trailers().empty()) [[unlikely]]
-                    co_return with_trailers(std::move(r), up.trailers());  // (HTTP/2 upstream)
+                // (An HTTP/2 upstream's; an HTTP/1.0 client takes none, so keeps the length.)
+                if (!up.trailers().empty() && req.version() != 10) [[unlikely]]
+                    co_return with_trailers(std::move(r), up, o);
             } catch (const http::TimeoutError& e) {
                 s.failed(*u);
                 log::warn("reverse proxy: {}", e.what());
@@ -760,7 +818,8 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                     }
                     if (!piece) {
                         for (const auto& [name, value] : held->res.trailers())
-                            if (trailer_field_allowed(name, value)) w.trailer(name, value);
+                            if (passes_trailer(name, value, held->res.head(), held->state->o))
+                                w.trailer(name, value);
                         co_return;
                     }
                     if (!co_await w.write(*piece)) co_return;  // the client went away
@@ -779,6 +838,9 @@ ReverseProxy install(Owner& owner, std::string_view prefix, ReverseProxyOptions 
     if (mount.empty() || mount.front() != '/')
         throw std::invalid_argument("reverse proxy: the prefix \"" + std::string(prefix) +
                                     "\" must start with '/'");
+    const bool websocket =
+        std::any_of(options.upgrades.begin(), options.upgrades.end(),
+                    [](const std::string& u) { return ascii::iequals(u, "websocket"); });
     ReverseProxy handler(std::move(options));
     const std::string wildcard =
         (mount == "/" ? std::string() : mount) + "/{*" + std::string(ReverseProxy::kRest) + "}";
@@ -787,18 +849,18 @@ ReverseProxy install(Owner& owner, std::string_view prefix, ReverseProxyOptions 
         owner.streaming(m, wildcard, handler);
         if (mount != "/") owner.streaming(m, mount, handler);
     }
+    // An HTTP/2 WebSocket's extended CONNECT (not a streaming route: DATA that comes before
+    // the answer is kept for the tunnel).
+    if (websocket) {
+        owner.route(Method::CONNECT, wildcard, handler);
+        if (mount != "/") owner.route(Method::CONNECT, mount, handler);
+    }
     return handler;
 }
 
 }  // namespace
 
 ReverseProxy reverse_proxy(App& app, std::string_view prefix, ReverseProxyOptions options) {
-    // A browser that was offered WebSockets over HTTP/2 (RFC 8441) would open one with an
-    // extended CONNECT, which the proxy does not tunnel; without the offer it opens them over
-    // HTTP/1.1, which it does.
-    if (std::any_of(options.upgrades.begin(), options.upgrades.end(),
-                    [](const std::string& u) { return ascii::iequals(u, "websocket"); }))
-        app.options().http2.websocket = false;
     return install(app, prefix, std::move(options));
 }
 

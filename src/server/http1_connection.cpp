@@ -308,13 +308,13 @@ void Http1Connection::finish(Response& r) {
     }
     if (file) [[unlikely]] {
         // sent by write_file
-    } else if (streamed && !head) {
+    } else if (streamed && !head && response_has_body(r)) {
+        // (A 204 or 304 has no body to stream: its source is dropped with the response.)
         // Requests after this one wait until the stream ends (responses go out in order);
         // reading stops meanwhile and only the idle timeout runs.
         stream_ = r.take_body_source();
         stream_chunked_ = !http10;
-        if (r.trailers() && stream_chunked_) [[unlikely]]
-            stream_trailers_ = r.trailers();
+        stream_trailers_ = stream_chunked_ ? r.trailers() : nullptr;
         t_.stop_reading();
     } else if (direct) {
         // Likewise until the body is written.

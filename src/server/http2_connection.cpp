@@ -269,7 +269,7 @@ void Http2Connection::drain() {
     draining_ = true;
     // WebSocket sessions close with 1001; their streams end with their closing handshakes.
     for (H2Stream* s = streams_; s; s = s->next) {
-        if (WsConnection* w = s->ws ? ws_link_session(*s->ws) : nullptr) w->drain();
+        if (Connection* w = s->ws ? ws_link_session(*s->ws) : nullptr) w->drain();
     }
     session_.shutdown();
     flush();
@@ -282,7 +282,7 @@ void Http2Connection::force_close() {
         H2Stream* nx = s->next;
         if (s->ws) {
             // Its coroutine is destroyed and its link reset; the stream goes with the session.
-            if (WsConnection* w = ws_link_session(*s->ws)) w->force_close();
+            if (Connection* w = ws_link_session(*s->ws)) w->force_close();
         } else if (s->busy && s->work) {
             std::coroutine_handle<> w = std::exchange(s->work, {});
             s->busy = false;
@@ -698,8 +698,7 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
             r.clear_file_body();
         } else if (streamed) {
             s.source = r.take_body_source();
-            if (r.trailers()) [[unlikely]]
-                s.trailers = r.trailers();
+            s.trailers = r.trailers();
         } else {
             s.out_body = std::move(r.mutable_body());
             s.body_off = 0;
@@ -763,7 +762,7 @@ bool Http2Connection::send_trailers(H2Stream& s) {
         if (!trailer_field_allowed(name, value)) continue;
         lowered.assign(name);
         for (char& c : lowered) c = ascii::lower(c);
-        enc.add({lowered, value}, block);
+        enc.add({lowered, ascii::trim_ows(value)}, block);  // (edge whitespace: RFC 9113 8.2.1)
     }
     session_.end_headers(*s.st, true);
     return true;

@@ -176,6 +176,7 @@ struct H2Stream final : ResponseSink {
         body_off = 0;
         body_dropped(source);  // a producer learns that its stream has ended
         source = nullptr;
+        trailers.reset();
         file.reset();
         std::string().swap(piece);
         piece_off = 0;
@@ -207,7 +208,8 @@ void ws_link_stream_closed(H2WsLink& link);
 /// Moves the session's frames into DATA on `st`; false when the link no longer pulls (it
 /// closed, its last bytes went to the stream's `out_body`). Sets s.body_pending.
 bool ws_link_pull(H2WsLink& link, H2Stream& s, h2::Session& session, h2::Stream& st);
-/// The session on `link` (null once it is gone).
-WsConnection* ws_link_session(H2WsLink& link) noexcept;
+/// The driver on `link`, a WebSocket session or a proxied WebSocket's tunnel (null once
+/// it is gone).
+Connection* ws_link_session(H2WsLink& link) noexcept;
 
 }  // namespace vela::detail

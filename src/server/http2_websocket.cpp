@@ -11,9 +11,12 @@
 #include "http2_connection.hpp"
 #include "http2_stream.hpp"
 #include "vela/base/log.hpp"
+#include "vela/server/tunnel.hpp"
 #include "ws_connection.hpp"
 
 namespace vela::detail {
+
+class H2TunnelConnection;
 
 // The HTTP/2 stream under a WebSocket session (RFC 8441). DATA the session takes in is given
 // back to the client's window at once; DATA that arrives while the session holds a message
@@ -110,7 +113,10 @@ class H2WsLink final : public WsLink {
 
     /// The session on this link.
     void attach(WsConnection* ws) noexcept { ws_ = ws; }
-    WsConnection* session() const noexcept { return ws_; }
+    /// Or the tunnel on this link (a proxied WebSocket).
+    void attach_tunnel(H2TunnelConnection* t) noexcept { tunnel_ = t; }
+    /// The driver on this link, a session or a tunnel (null once it is gone).
+    Connection* driver() const noexcept;
     /// True while the session's frames are pulled from out() (until the link closes).
     bool pulls() const noexcept { return !closed_; }
 
@@ -148,6 +154,7 @@ class H2WsLink final : public WsLink {
                 false);
             out_.consume(n);
             if (n != 0 && ws_) ws_->schedule_flush();  // waiting senders, a shutdown
+            if (n != 0 && tunnel_) user_drained();
         }
         if (out_.empty() && end_wanted_ && !end_sent_) {
             end_sent_ = true;
@@ -167,9 +174,9 @@ class H2WsLink final : public WsLink {
     }
     void deliver() {
         notify_queued_ = false;
-        if (closed_ || !ws_) return;
+        if (closed_ || (!ws_ && !tunnel_)) return;
         if (!reading_) {
-            if (!resume_ || !ws_->wants_input()) return;
+            if (!resume_ || !user_wants_input()) return;
             reading_ = true;
         }
         resume_ = false;
@@ -182,15 +189,20 @@ class H2WsLink final : public WsLink {
         }
         if (fresh_ != 0) {
             const auto n = static_cast<ssize_t>(std::exchange(fresh_, 0));
-            ws_->on_read(n);
+            user_read(n);
             if (closed_ || !reading_) return;
         }
-        if (peer_ended_ || gone_) ws_->on_read(0);  // the session ends (1006 without a close)
+        if (peer_ended_ || gone_) user_read(0);  // the session ends (1006 without a close)
     }
+    // The session's or the tunnel's (defined after H2TunnelConnection).
+    void user_read(ssize_t n);
+    bool user_wants_input();
+    void user_drained();
 
     H2Stream* s_;
     Loop& loop_;
     WsConnection* ws_ = nullptr;
+    H2TunnelConnection* tunnel_ = nullptr;
     Buffer in_;
     Buffer out_;
     std::string pending_;
@@ -222,12 +234,188 @@ class H2WsConnection final : public H2WsLinkPart, public WsConnection {
     }
 };
 
+// A tunnel whose client side is an HTTP/2 stream: a WebSocket's extended CONNECT (RFC 8441)
+// that the reverse proxy joined to an upstream connection it switched over HTTP/1.1 (a
+// vela::TunnelUpgrade answered with 200). A WebSocket's frames are the same bytes over both,
+// so the stream's DATA goes to the upstream as it is, and the upstream's bytes come back as
+// DATA. Bounded as TunnelConnection is: past the high-water mark toward one side, the other
+// side is read no more (the client is held back by its stream window, the upstream by TCP).
+// An end of either side is passed on (END_STREAM, a TCP half-close); both ended, the stream
+// closes; an error, a reset or the idle timeout closes both (RST_STREAM CANCEL).
+class H2TunnelConnection final : public H2WsLinkPart, public Connection {
+  public:
+    H2TunnelConnection(H2Stream& s, Loop& loop, TunnelUpgrade& up)
+        : H2WsLinkPart(s, loop),
+          up_(*this, std::move(*up.other)),
+          idle_ms_(static_cast<std::uint64_t>(up.idle_timeout.count())),
+          hold_(std::move(up.hold)) {
+        link.attach_tunnel(this);
+        up_.t.attach(up_, this, &H2TunnelConnection::timer_fired);
+        protocol = ConnectionProtocol::websocket;
+    }
+
+    // Registers the upstream and passes on what each side already sent.
+    void start() {
+        last_ms_ = up_.t.loop().now_ms();
+        up_.t.add();
+        if (idle_ms_) up_.t.schedule(last_ms_ + idle_ms_);
+        to_upstream();              // the client's first frames, sent with its CONNECT
+        if (!closed_) to_client();  // what the upstream sent right behind its 101
+        if (!closed_) up_.t.read();
+    }
+    void drain() override { close_all(false); }
+    void force_close() override { close_all(false); }
+
+    // The link's calls.
+    void client_read(ssize_t n, bool gone) {
+        if (closed_) return;
+        if (n > 0) return to_upstream();
+        if (gone) return close_all(false);  // reset, or the connection went away
+        client_eof_ = true;                 // END_STREAM: a half-close toward the upstream
+        flush_up();
+    }
+    bool wants_input() const noexcept { return !closed_ && !client_paused_; }
+    void client_drained() {
+        if (closed_ || !up_paused_ || link.out().size() > kHighWater / 2) return;
+        up_paused_ = false;
+        if (!up_eof_) up_.t.read_later([this] { return !closed_ && !up_paused_ && !up_eof_; });
+    }
+
+  private:
+    static constexpr std::size_t kHighWater = 256 * 1024;
+
+    struct Upstream final : tls::StreamOwner {
+        Upstream(H2TunnelConnection& owner, net::Transport&& t) : owner(owner), t(std::move(t)) {}
+        Buffer& read_buffer() override { return t.input(); }
+        bool on_read(ssize_t n) override { return owner.upstream_read(n); }
+        void on_read_none() override { t.release_input_if_empty(); }
+        void on_write_ready() override { owner.upstream_writable(); }
+        bool on_handshake(std::string_view) override { return true; }
+        H2TunnelConnection& owner;
+        net::Transport t;
+    };
+    bool on_handshake(std::string_view) override { return true; }
+
+    // The client's bytes to the upstream.
+    void to_upstream() {
+        Buffer& in = link.in();
+        if (!in.empty()) {
+            up_.t.output().append(in.data(), in.size());
+            in.clear();
+            last_ms_ = up_.t.loop().now_ms();
+        }
+        link.keep_input();
+        if (!flush_up()) return;
+        if (up_.t.out.size() > kHighWater && !client_paused_) {
+            client_paused_ = true;
+            link.stop_reading();
+        }
+    }
+    // The upstream's bytes to the client, as DATA pulled by the connection.
+    void to_client() {
+        Buffer& in = up_.t.in;
+        if (!in.empty()) {
+            link.output().append(in.data(), in.size());
+            in.clear();
+            last_ms_ = up_.t.loop().now_ms();
+        }
+        up_.t.keep_input();
+        if (!link.write()) return close_all(false);
+        if (link.out().size() > kHighWater && !up_paused_) {
+            up_paused_ = true;
+            if (!up_.t.closed() && up_.t.reading()) up_.t.stop_reading();
+        }
+    }
+    // Sends what is queued toward the upstream; its write side is shut once the client ended
+    // and all of it left. False when the tunnel closed.
+    bool flush_up() {
+        if (up_.t.closed()) return !closed_;
+        if (!up_.t.out.empty() && up_.t.write_out() < 0) {
+            close_all(false);
+            return false;
+        }
+        up_.t.release_output_if_empty();
+        if (client_eof_ && up_.t.out.empty() && !up_shut_) {
+            up_shut_ = true;
+            up_.t.shutdown_write();
+        }
+        // Both directions ended and our bytes left (the stream's rest goes with its close).
+        if (client_eof_ && up_eof_ && up_.t.out.empty() &&
+            !(up_.t.tls && up_.t.tls->output_pending())) {
+            close_all(true);
+            return false;
+        }
+        return true;
+    }
+    bool upstream_read(ssize_t n) {
+        if (closed_) return false;
+        if (n > 0) {
+            to_client();
+            return !closed_ && !up_.t.closed() && up_.t.reading();
+        }
+        if (n < 0) {
+            close_all(false);
+            return false;
+        }
+        up_eof_ = true;  // the upstream ended its direction: END_STREAM once the rest is sent
+        if (!up_.t.closed() && up_.t.reading()) up_.t.stop_reading();
+        link.shutdown_write();
+        flush_up();
+        return false;
+    }
+    void upstream_writable() {
+        if (closed_ || !flush_up()) return;
+        if (client_paused_ && up_.t.out.size() <= kHighWater / 2) {
+            client_paused_ = false;
+            link.read_later();
+        }
+    }
+    static void timer_fired(TimerWheel::Entry* e) {
+        auto* self = static_cast<H2TunnelConnection*>(e->owner);
+        if (self->closed_ || !self->idle_ms_) return;
+        if (self->up_.t.due(self->last_ms_ + self->idle_ms_)) self->close_all(false);
+    }
+    // Ends both sides (`clean`: the stream ends with what is left of the upstream's bytes,
+    // else it is reset) and frees the tunnel after this batch of events.
+    void close_all(bool clean) noexcept {
+        if (closed_) return;
+        closed_ = true;
+        link.close(clean);
+        up_.t.close();
+        up_.t.release_buffers();
+        up_.t.loop().defer([this] { delete this; });  // the link hands the stream back
+    }
+
+    Upstream up_;
+    std::uint64_t idle_ms_;
+    std::uint64_t last_ms_ = 0;
+    std::shared_ptr<void> hold_;  // vela::tunnel()'s, released with the tunnel
+    bool closed_ = false;
+    bool client_eof_ = false;     // END_STREAM from the client
+    bool up_eof_ = false;         // FIN from the upstream
+    bool up_shut_ = false;        // our write side toward the upstream is shut
+    bool client_paused_ = false;  // the client's DATA waits: the upstream is behind
+    bool up_paused_ = false;      // the upstream is not read: the client is behind
+};
+
+Connection* H2WsLink::driver() const noexcept {
+    return ws_ ? static_cast<Connection*>(ws_) : tunnel_;
+}
+void H2WsLink::user_read(ssize_t n) {
+    if (ws_)
+        ws_->on_read(n);
+    else
+        tunnel_->client_read(n, gone_);
+}
+bool H2WsLink::user_wants_input() { return ws_ ? ws_->wants_input() : tunnel_->wants_input(); }
+void H2WsLink::user_drained() { tunnel_->client_drained(); }
+
 void ws_link_received(H2WsLink& link, Http2Connection& c, std::string_view data, bool end_stream) {
     link.received(c, data, end_stream);
 }
 void ws_link_peer_ended(H2WsLink& link) { link.peer_ended(); }
 void ws_link_stream_closed(H2WsLink& link) { link.stream_closed(); }
-WsConnection* ws_link_session(H2WsLink& link) noexcept { return link.session(); }
+Connection* ws_link_session(H2WsLink& link) noexcept { return link.driver(); }
 bool ws_link_pull(H2WsLink& link, H2Stream& s, h2::Session& session, h2::Stream& st) {
     if (!link.pulls()) return false;
     link.pull(session, st);
@@ -239,11 +427,14 @@ bool ws_link_pull(H2WsLink& link, H2Stream& s, h2::Session& session, h2::Stream&
 // then the stream is the link of a WebSocket session (its request and the stream's storage
 // stay with it). DATA that came before the answer is the session's first input.
 void Http2Connection::start_websocket(H2Stream& s, Response& r) {
-    auto up = std::dynamic_pointer_cast<WsUpgrade>(r.take_upgrade());
-    if (!up || r.status() != Status::OK || !s.req || s.req->protocol() != "websocket") {
+    std::shared_ptr<Upgrade> any = r.take_upgrade();
+    auto tunnel = std::dynamic_pointer_cast<TunnelUpgrade>(any);
+    auto up = tunnel ? nullptr : std::dynamic_pointer_cast<WsUpgrade>(std::move(any));
+    if ((!up && !tunnel) || r.status() != Status::OK || !s.req ||
+        s.req->protocol() != "websocket") {
         log::error(
             "a protocol switch for {} that HTTP/2 cannot run: only ws_accept()'s answer "
-            "to an extended CONNECT",
+            "to an extended CONNECT, or a 200 vela::TunnelUpgrade to one",
             s.req ? s.req->path() : std::string_view("?"));
         reset_stream(s, h2::ErrorCode::internal_error);
         return;
@@ -257,6 +448,23 @@ void Http2Connection::start_websocket(H2Stream& s, Response& r) {
     s.dispatching = false;
     if (!s.open()) {
         if (!s.busy && !s.queued && !s.sending) free_stream(&s);
+        return;
+    }
+    if (tunnel) {
+        // A proxied WebSocket: the stream joined to the upstream's connection.
+        auto* tc = new H2TunnelConnection(s, t_.loop(), *tunnel);
+        H2WsLink* l = &tc->link;
+        if (!s.body.empty()) {
+            l->input().append(s.body);
+            std::string().swap(s.body);
+        }
+        worker_.release_request(std::move(s.req));
+        s.ws = l;
+        s.streaming = true;
+        s.busy = true;
+        tc->info = info;
+        tc->start();
+        if (s.request_done && s.ws == l) l->peer_ended();
         return;
     }
     auto* ws = new H2WsConnection(worker_, s, t_.loop(), std::move(s.req), std::move(up));

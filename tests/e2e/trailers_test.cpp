@@ -71,6 +71,18 @@ void trailer_routes(App& app) {
         });
     });
     app.get("/te", [](Request& r) { return std::string(r.header("te")); });
+    app.get("/padded", [] {
+        return stream_body(Response(), [](BodyWriter& w) -> Task<void> {
+            co_await w.write("p");
+            w.trailer("X-Padded", " \tv \t");  // edge whitespace: trimmed (RFC 9113 8.2.1)
+        });
+    });
+    app.get("/t204", [] {
+        return stream_body(Response(Status::NoContent), [](BodyWriter& w) -> Task<void> {
+            co_await w.write("never");
+            w.trailer("X-Checksum", "never");
+        });
+    });
 }
 
 class TrailersTest : public ::testing::Test {
@@ -174,6 +186,32 @@ TEST_F(TrailersTest, AcceptTrailersSendsTe) {
     }
 }
 
+TEST_F(TrailersTest, EdgeWhitespaceIsTrimmedOverBothProtocols) {
+    Client c = Client::tcp(app.port());
+    ASSERT_TRUE(c.send(get_request("/padded")));
+    EXPECT_TRUE(read_until(c, "0\r\nX-Padded: v\r\n\r\n").ends_with("0\r\nX-Padded: v\r\n\r\n"));
+    // Over HTTP/2 a value with edge whitespace would make the whole response malformed.
+    http::ClientOptions o;
+    o.h2c = true;
+    http::Client client(o);
+    const ClientResponse r = run(client.get(base(app) + "/padded"));
+    EXPECT_EQ(r.text(), "p");
+    EXPECT_EQ(r.trailer("x-padded"), "v");
+}
+
+TEST_F(TrailersTest, BodilessStatusesStreamNothing) {
+    // A 204 has no body: neither the producer's bytes nor a trailer section may follow its
+    // head, or the next response on the connection would start with them.
+    Client c = Client::tcp(app.port());
+    ASSERT_TRUE(c.send(get_request("/t204") + get_request("/none")));
+    const std::string all = read_until(c, "\r\n1\r\nx\r\n0\r\n\r\n");
+    EXPECT_TRUE(all.starts_with("HTTP/1.1 204")) << all;
+    EXPECT_EQ(all.find("never"), std::string::npos) << all;
+    const std::size_t second = all.find("HTTP/1.1 200");
+    ASSERT_NE(second, std::string::npos) << all;
+    EXPECT_EQ(all.substr(0, second).find("\r\n\r\n"), second - 4) << all;
+}
+
 // --- The client against servers that send trailers of their own ---
 
 TEST(ClientTrailers, ParsesTrailerLinesAndRejectsBadOnes) {
@@ -214,8 +252,10 @@ TEST(ClientTrailers, ParsesTrailerLinesAndRejectsBadOnes) {
     EXPECT_EQ(r.trailers()[0], (http::Header{"X-A", "1"}));
     EXPECT_EQ(r.trailers()[1], (http::Header{"X-B", "two words"}));
     EXPECT_EQ(r.trailer("x-a"), "1");
-    // The connection went back to the pool clean and served the next request.
+    // The connection went back to the pool clean and served the next request (its own
+    // trailers only).
     EXPECT_EQ(again.trailer("X-B"), "two words");
+    EXPECT_EQ(again.trailers().size(), 3u);
     EXPECT_EQ(client.stats().connections_opened, 1u);
     EXPECT_THROW(run(client.get(server.url() + "/fold")), http::ProtocolError);
     EXPECT_THROW(run(client.get(server.url() + "/huge")), http::TooLargeError);
@@ -223,13 +263,24 @@ TEST(ClientTrailers, ParsesTrailerLinesAndRejectsBadOnes) {
 
 // --- Through the reverse proxy ---
 
-TEST(ProxyTrailers, UpstreamTrailersReachTheClient) {
+// An upstream with the trailer routes, and a gateway the test sets up.
+class ProxyTrailers : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        quick_options(up.options());
+        trailer_routes(up);
+        start_app(up);
+        quick_options(gw.options());
+    }
+    void TearDown() override {
+        gw.stop();
+        up.stop();
+    }
     App up;
-    quick_options(up.options());
-    trailer_routes(up);
-    start_app(up);
     App gw;
-    quick_options(gw.options());
+};
+
+TEST_F(ProxyTrailers, UpstreamTrailersReachTheClient) {
     ReverseProxyOptions plain;
     plain.upstreams = {base(up)};
     reverse_proxy(gw, "/", std::move(plain));
@@ -260,19 +311,27 @@ TEST(ProxyTrailers, UpstreamTrailersReachTheClient) {
     // curl through the proxy sees the trailer section on the wire.
     const Ran r = run_command("timeout 20 curl -sS --raw " + base(gw) + "/t");
     EXPECT_NE(r.out.find("0\r\nX-Checksum: abc123\r\n"), std::string::npos) << r.out;
-    gw.stop();
-    up.stop();
 }
 
-TEST(ProxyTrailers, RefusedUpstreamTrailersAreDropped) {
+TEST_F(ProxyTrailers, RemovedFieldsGoFromTrailersToo) {
+    ReverseProxyOptions o;
+    o.upstreams = {base(up)};
+    o.remove_response_headers = {"server-timing"};
+    reverse_proxy(gw, "/", std::move(o));
+    start_app(gw);
+    http::Client client;
+    const ClientResponse r = run(client.get(base(gw) + "/t"));
+    ASSERT_EQ(r.trailers().size(), 1u);
+    EXPECT_EQ(r.trailer("X-Checksum"), "abc123");
+}
+
+TEST_F(ProxyTrailers, RefusedUpstreamTrailersAreDropped) {
     RawServer raw([](int fd) {
         read_head(fd);
         write_all(fd,
                   "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                   "2\r\nok\r\n0\r\nSet-Cookie: s=1\r\nContent-Length: 7\r\nX-Ok: yes\r\n\r\n");
     });
-    App gw;
-    quick_options(gw.options());
     ReverseProxyOptions o;
     o.upstreams = {raw.url()};
     reverse_proxy(gw, "/", std::move(o));
@@ -282,7 +341,6 @@ TEST(ProxyTrailers, RefusedUpstreamTrailersAreDropped) {
     EXPECT_EQ(r.text(), "ok");
     ASSERT_EQ(r.trailers().size(), 1u);
     EXPECT_EQ(r.trailer("x-ok"), "yes");
-    gw.stop();
 }
 
 }  // namespace

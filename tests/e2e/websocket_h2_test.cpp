@@ -19,6 +19,7 @@
 #include "process.hpp"
 #include "python.hpp"
 #include "tls/certs.hpp"
+#include "vela/proxy/reverse_proxy.hpp"
 #include "vela/vela.hpp"
 #include "ws/ws_client.hpp"
 #include "ws/ws_server.hpp"
@@ -69,6 +70,20 @@ void expect_printed(const PyResult& r,
     for (const auto& [k, v] : want) EXPECT_EQ(r[k], v) << "key " << k << "\n" << r.output;
 }
 
+// What the "echo" scenario prints when every message came back and the close was answered:
+// 200, not 101, and no Sec-WebSocket-Accept (RFC 8441 5).
+void expect_echoed_everything(const PyResult& r) {
+    expect_printed(r, {{"status", "200"},
+                       {"accept_header", "False"},
+                       {"text", "True"},
+                       {"binary", "True"},
+                       {"text_200k", "True"},
+                       {"binary_3m", "True"},
+                       {"fragmented", "True"},
+                       {"pong", "True"},
+                       {"close_code", "1000"}});
+}
+
 // The WebSocket test server, plus a room: every message is broadcast to every member (the
 // sender too), whichever protocol each member came over.
 class WsOverH2 : public WsServer {
@@ -106,16 +121,8 @@ TEST_F(WsOverH2, EchoesTextBinaryLargeAndFragmentedMessagesAndPings) {
     const PyResult r = py("echo");
     // 200, not 101; no Sec-WebSocket-Accept (RFC 8441 5). The 3 MB message crosses both
     // flow-control windows (the client's 64 KB, the server's 1 MB stream window) each way.
-    expect_printed(r, {{"status", "200"},
-                       {"accept_header", "False"},
-                       {"text", "True"},
-                       {"binary", "True"},
-                       {"text_200k", "True"},
-                       {"binary_3m", "True"},
-                       {"fragmented", "True"},
-                       {"pong", "True"},
-                       {"close_code", "1000"},
-                       {"end_stream", "1"}});
+    expect_echoed_everything(r);
+    expect_printed(r, {{"end_stream", "1"}});
     // The client had not ended its side: the closing handshake done, the server asks it to
     // stop with RST_STREAM NO_ERROR (RFC 9113 8.1), never CANCEL.
     EXPECT_TRUE(r["reset"] == "none" || r["reset"] == "0") << r.output;
@@ -340,6 +347,76 @@ class WsOverH2Off : public WsOverH2 {
 
 TEST_F(WsOverH2Off, TheOptionOffAnnouncesNothing) {
     expect_printed(py("settings"), {{"enable_connect_protocol", "0"}});
+}
+
+// WebSockets over HTTP/2 through vela's reverse proxy: the gateway answers the extended
+// CONNECT itself and tunnels the stream's bytes to the WebSocket server over an HTTP/1.1
+// upgrade (a key of its own, the server's Sec-WebSocket-Accept checked).
+class WsOverH2ThroughProxy : public WsServer {
+  protected:
+    void SetUp() override {
+        if (!have_client()) GTEST_SKIP() << "python3-h2 or python3-wsproto is not installed";
+        WsServer::SetUp();
+        quick_options(gw.options());
+        ReverseProxyOptions o;
+        o.upstreams = {"http://127.0.0.1:" + std::to_string(app.port())};
+        reverse_proxy(gw, "/", std::move(o));
+        start_app(gw);
+    }
+    void TearDown() override { gw.stop(); }
+    PyResult py(const std::string& scenario, const std::string& path = "/echo") {
+        return run_h2_client(gw.port(), scenario, path);
+    }
+    App gw;
+};
+
+TEST_F(WsOverH2ThroughProxy, TheGatewayOffersExtendedConnect) {
+    expect_printed(py("settings"), {{"enable_connect_protocol", "1"}});
+}
+
+TEST_F(WsOverH2ThroughProxy, EchoesEveryKindOfMessageThroughTheTunnel) {
+    const PyResult r = py("echo");
+    expect_echoed_everything(r);
+    // The WebSocket server saw the client's own closing frame, passed through.
+    ASSERT_TRUE(seen.wait(3s)) << r.output;
+    EXPECT_EQ(seen.code, 1000);
+    EXPECT_EQ(seen.reason, "bye");
+}
+
+TEST_F(WsOverH2ThroughProxy, ExtensionsAndSubprotocolsAreTheEndsBusiness) {
+    const PyResult d = py("deflate");
+    expect_printed(
+        d,
+        {{"status", "200"}, {"text_1m", "True"}, {"wire_smaller", "True"}, {"close_code", "1000"}});
+    EXPECT_NE(d["extensions"].find("permessage-deflate"), std::string::npos) << d.output;
+    expect_printed(py("subproto", "/proto"),
+                   {{"status", "200"}, {"subprotocol", "b"}, {"text", "True"}});
+}
+
+TEST_F(WsOverH2ThroughProxy, UpstreamRefusalsComeBackAsTheirStatus) {
+    expect_printed(py("status", "/nothing"), {{"status", "404"}, {"after", "200"}});
+    expect_printed(py("status", "/proto-required"), {{"status", "400"}, {"after", "200"}});
+    expect_printed(py("badproto", "/echo"), {{"status", "501"}, {"after", "200"}});
+}
+
+TEST_F(WsOverH2ThroughProxy, ServerCloseAndClientResetCrossTheTunnel) {
+    expect_printed(py("server_close", "/close3000"), {{"status", "200"},
+                                                      {"close_code", "3000"},
+                                                      {"close_reason", "server done"},
+                                                      {"after", "200"}});
+    const PyResult r = py("reset");
+    expect_printed(
+        r,
+        {{"first", "True"}, {"second_status", "200"}, {"second", "True"}, {"close_code", "1000"}});
+    // The reset stream's upstream connection was closed: that session ended abnormally.
+    ASSERT_TRUE(seen.wait(3s)) << r.output;
+    EXPECT_EQ(seen.code, cc::abnormal);
+}
+
+TEST_F(WsOverH2ThroughProxy, SessionsShareTheClientsConnectionAndBackPressureHolds) {
+    expect_printed(py("many"), {{"statuses", "200,200,200"}, {"echoed", "3"}, {"get", "200"}});
+    expect_printed(py("early"), {{"status", "200"}, {"got", "early bird"}, {"close_code", "1000"}});
+    expect_printed(py("held", "/slow-echo"), {{"echoed", "60"}, {"close_code", "1000"}});
 }
 
 }  // namespace

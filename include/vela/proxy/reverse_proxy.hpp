@@ -104,9 +104,9 @@ struct ReverseProxyOptions {
     std::chrono::milliseconds request_timeout{300'000};
     /// The protocols a client may switch to through the proxy (Upgrade, one token); a request
     /// asking for another goes on as a plain request. h2c is refused (it would hand the client
-    /// a raw HTTP/2 connection past the routes). With "websocket", reverse_proxy(app, ...)
-    /// turns off WebSockets over HTTP/2 (ServerOptions::http2.websocket): browsers then open
-    /// them over HTTP/1.1, which is tunnelled (an extended CONNECT is not).
+    /// a raw HTTP/2 connection past the routes). With "websocket", an HTTP/2 client's
+    /// WebSocket (an extended CONNECT, RFC 8441) is tunnelled too, over an HTTP/1.1 upgrade
+    /// to the upstream.
     std::vector<std::string> upgrades{"websocket"};
     /// A WebSocket (or other upgraded) tunnel silent both ways this long is closed.
     std::chrono::milliseconds tunnel_idle_timeout{600'000};
@@ -184,8 +184,9 @@ class ReverseProxy {
 };
 
 /// Forwards every request below `prefix` ("/api": /api and /api/...; "/": everything not
-/// routed otherwise) to the upstreams (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS), and
-/// returns the handler (for its upstreams()). Before run().
+/// routed otherwise) to the upstreams (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, and an
+/// HTTP/2 WebSocket's extended CONNECT when "websocket" is in `upgrades`), and returns the
+/// handler (for its upstreams()). Before run().
 ReverseProxy reverse_proxy(App& app, std::string_view prefix, ReverseProxyOptions options);
 /// The same below `prefix` of a group (its middleware runs first).
 ReverseProxy reverse_proxy(Group& group, std::string_view prefix, ReverseProxyOptions options);
