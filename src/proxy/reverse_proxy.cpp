@@ -575,8 +575,12 @@ Task<Response> ReverseProxy::State::upgrade(Request& req, const std::string& tar
         u->fails_in_row.store(0, std::memory_order_relaxed);
         std::optional<std::uint64_t> length;
         Response r = response_head(up.head, false, o, length);
-        if (up.head.status() != 101 || !up.transport)
+        if (up.head.status() != 101 || !up.transport) {
+            // To an extended CONNECT a 2xx would say the WebSocket is open: only a refusal
+            // (3xx-5xx) goes back as it is.
+            if (h2_websocket && up.head.status() < 300) co_return Response(Status::BadGateway);
             co_return r;  // refused: its status and fields (its body is not passed on)
+        }
         // The upstream must switch to what was asked for (RFC 9110 7.8), nothing else.
         if (!ascii::iequals(up.head.header("upgrade"), protocol)) {
             log::warn("reverse proxy: {} switched to \"{}\" when asked for \"{}\"", u->text,
@@ -767,13 +771,16 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
         if (bodiless) {
             if (req.method() != Method::HEAD || code == 204 || code == 304) co_return r;
             // A HEAD answer keeps the length a GET would have had: the server announces the
-            // length of the body it would send, so a small one stands for it; a large or
-            // unknown one is announced as streamed (chunked), never as 0.
+            // length of the body it would send, so a small one stands for it, a large one is
+            // announced (set_body_length), and an unknown one is announced as streamed
+            // (chunked), never as 0.
             if (length && *length <= o.buffer_below) {
                 r.set_body(std::string(*length, ' '));
                 co_return r;
             }
-            co_return stream_body(std::move(r), [](BodyWriter&) -> Task<void> { co_return; });
+            Response none = stream_body(std::move(r), [](BodyWriter&) -> Task<void> { co_return; });
+            if (length) none.set_body_length(*length);
+            co_return none;
         }
         if (length && *length <= o.buffer_below) {
             try {
@@ -805,7 +812,7 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
         held->active = std::make_shared<Active>(*u);
         active.reset();
         held->res = std::move(up);
-        co_return stream_body(
+        Response streamed = stream_body(
             std::move(r),
             [held](BodyWriter& w) -> Task<void> {
                 for (;;) {
@@ -826,6 +833,10 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                 }
             },
             o.stream_high_water);
+        // The upstream's length goes on (a download shows its progress); an upstream that
+        // ends short of it cuts the client's body as well.
+        if (length) streamed.set_body_length(*length);
+        co_return streamed;
     }
 }
 

@@ -287,11 +287,13 @@ void Http1Connection::finish(Response& r) {
     const bool head = p.head;
     const bool streamed = p.streamed;
     const FileBody* file = p.file;
-    // An HTTP/1.0 client reads a streamed body until the connection closes.
+    // A streamed body of a known length goes with Content-Length (set_body_length).
+    const std::int64_t declared = streamed ? r.body_length() : -1;
+    // An HTTP/1.0 client reads a streamed body of no known length until the connection closes.
     // The rest of an unread streamed request body cannot be told from the next request.
     const bool unread_body = body_streaming_ && body_->unread();
     const bool keep = req_->keep_alive() && !r.wants_close() && !worker_.draining() &&
-                      !(streamed && http10 && !head) && !unread_body;
+                      !(streamed && http10 && !head && declared < 0) && !unread_body;
     // A large body goes out from its own string, after the head (no copy).
     const bool direct = !streamed && !file && !head &&
                         r.body().size() >= worker_.options().direct_body_min &&
@@ -302,6 +304,9 @@ void Http1Connection::finish(Response& r) {
                        WriteOptions{t_.loop().http_date(), keep, http10, true, false,
                                     static_cast<std::int64_t>(file->length())});
         if (!head && response_has_body(r)) start_file(r);
+    } else if (declared >= 0) [[unlikely]] {
+        write_response(t_.out, r,
+                       WriteOptions{t_.loop().http_date(), keep, http10, true, false, declared});
     } else {
         write_response(t_.out, r,
                        WriteOptions{t_.loop().http_date(), keep, http10, head || direct, streamed});
@@ -313,7 +318,8 @@ void Http1Connection::finish(Response& r) {
         // Requests after this one wait until the stream ends (responses go out in order);
         // reading stops meanwhile and only the idle timeout runs.
         stream_ = r.take_body_source();
-        stream_chunked_ = !http10;
+        stream_chunked_ = !http10 && declared < 0;
+        stream_left_ = declared;
         stream_trailers_ = stream_chunked_ ? r.trailers() : nullptr;
         t_.stop_reading();
     } else if (direct) {
@@ -355,6 +361,15 @@ void Http1Connection::pump_stream() {
             close();
             return;
         }
+        if (stream_left_ >= 0 && (piece ? piece->size() > static_cast<std::uint64_t>(stream_left_)
+                                        : stream_left_ != 0)) [[unlikely]] {
+            // The body does not match the Content-Length sent: nothing honest can follow.
+            log::error("streamed body for {} {} its announced length", req_ ? req_->path() : "?",
+                       piece ? "went past" : "ended short of");
+            stream_ = nullptr;
+            close();
+            return;
+        }
         if (!piece) {
             if (stream_chunked_) write_last_chunk(t_.out, stream_trailers_.get());
             stream_ = nullptr;
@@ -370,6 +385,7 @@ void Http1Connection::pump_stream() {
                 break;
             continue;
         }
+        if (stream_left_ > 0) stream_left_ -= static_cast<std::int64_t>(piece->size());
         write_chunk(t_.out, *piece, stream_chunked_);
     }
 }

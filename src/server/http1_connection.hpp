@@ -116,13 +116,14 @@ class Http1Connection final : public Connection, public ResponseSink {
     bool paused_ = false;       // reading stopped for back-pressure
     bool peer_gone_ = false;    // the peer closed while a handler was running
     bool continue_sent_ = false;
-    bool stream_chunked_ = false;  // stream_ is framed as chunks (else raw until close)
-    bool resume_queued_ = false;   // a deferred resume() is pending
-    bool stream_ended_ = false;    // a stream (or direct body) finished: what follows may proceed
-    bool handshaking_ = false;     // counted in the worker's handshakes in progress
-    bool first_request_ = true;    // only the first request may be an h2c preface or upgrade
-    bool body_checked_ = false;    // the handler was asked whether this request streams
-    bool body_streaming_ = false;  // the handler reads this request's body as it arrives
+    bool stream_chunked_ = false;    // stream_ is framed as chunks (else raw until close)
+    std::int64_t stream_left_ = -1;  // bytes stream_ still owes its Content-Length (-1: none)
+    bool resume_queued_ = false;     // a deferred resume() is pending
+    bool stream_ended_ = false;      // a stream (or direct body) finished: what follows may proceed
+    bool handshaking_ = false;       // counted in the worker's handshakes in progress
+    bool first_request_ = true;      // only the first request may be an h2c preface or upgrade
+    bool body_checked_ = false;      // the handler was asked whether this request streams
+    bool body_streaming_ = false;    // the handler reads this request's body as it arrives
     std::unique_ptr<Http1RequestBody> body_;  // made by the first streaming request
 };
 

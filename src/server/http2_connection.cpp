@@ -519,13 +519,13 @@ void Http2Connection::release_body(H2Stream& s, std::size_t n) {
     if (!in_feed_ && !in_wake_) flush();
 }
 
-void Http2Connection::on_close(h2::Stream& st, h2::ErrorCode, bool) {
+void Http2Connection::on_close(h2::Stream& st, h2::ErrorCode code, bool) {
     auto* s = static_cast<H2Stream*>(st.user);
     if (!s) return;
     s->st = nullptr;
     s->body_pending = false;
-    if (s->ws)
-        ws_link_stream_closed(*s->ws);  // the session ends (1006 unless its handshake is done)
+    if (s->ws)  // the session ends (1006 unless its handshake is done)
+        ws_link_stream_closed(*s->ws, code != h2::ErrorCode::no_error);
     else if (s->streaming)
         wake_reader(*s);  // read() reports the end
     // A handler still owns it, run_ready() will meet it, or the sending list holds it: freed
@@ -671,11 +671,14 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     const FileBody* file = p.file;
     const int status = wire_status(r.status());
     const bool has_body = status_has_body(status);
+    // A streamed body of a known length goes with content-length (set_body_length).
+    const std::int64_t declared = streamed ? r.body_length() : -1;
 
     std::array<char, 24> length_text{};
-    auto [length_end, ec] =
-        std::to_chars(length_text.data(), length_text.data() + length_text.size(),
-                      file ? file->length() : r.body().size());
+    auto [length_end, ec] = std::to_chars(
+        length_text.data(), length_text.data() + length_text.size(),
+        file ? file->length()
+             : (declared >= 0 ? static_cast<std::uint64_t>(declared) : r.body().size()));
     (void)ec;
     const bool body =
         has_body && !head && (streamed || (file && file->length()) || (!file && !r.body().empty()));
@@ -685,7 +688,7 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
     enc.begin_block(block);
     enc.add_status(status, block);
     encode_fields(r, block);
-    if (has_body && !streamed) {
+    if (has_body && (!streamed || declared >= 0)) {
         enc.add_unindexed(
             28,  // content-length, static entry 28
             std::string_view(length_text.data(),
@@ -699,6 +702,7 @@ void Http2Connection::respond(H2Stream& s, Response& r) {
         } else if (streamed) {
             s.source = r.take_body_source();
             s.trailers = r.trailers();
+            s.stream_left = declared;
         } else {
             s.out_body = std::move(r.mutable_body());
             s.body_off = 0;
@@ -826,6 +830,14 @@ void Http2Connection::send_body(H2Stream& s) {
     }
     if (s.piece_off == s.piece.size()) {
         std::optional<std::string> next = s.source();
+        if (s.stream_left >= 0 && (next ? next->size() > static_cast<std::uint64_t>(s.stream_left)
+                                        : s.stream_left != 0)) [[unlikely]] {
+            // The body does not match the content-length sent (RFC 9113 8.1.1): reset.
+            log::error("streamed body for HTTP/2 stream {} {} its announced length", s.id,
+                       next ? "went past" : "ended short of");
+            throw BodyAbandoned{};
+        }
+        if (s.stream_left > 0 && next) s.stream_left -= static_cast<std::int64_t>(next->size());
         if (!next) {
             s.source = nullptr;
             s.body_pending = false;
@@ -990,7 +1002,7 @@ void Http2Connection::close() {
         H2Stream* nx = s->next;
         s->st = nullptr;
         s->sending = false;
-        if (s->ws) ws_link_stream_closed(*s->ws);
+        if (s->ws) ws_link_stream_closed(*s->ws, true);
         if (!s->busy) free_stream(s);
         s = nx;
     }

@@ -96,6 +96,7 @@ struct H2Stream final : ResponseSink {
     std::size_t body_off = 0;
     Response::BodySource source;
     std::shared_ptr<Response::TrailerFields> trailers;  // sent after source's end
+    std::int64_t stream_left = -1;  // bytes source still owes its content-length (-1: none)
     std::unique_ptr<FileCursor> file;
     std::string piece;
     std::size_t piece_off = 0;
@@ -177,6 +178,7 @@ struct H2Stream final : ResponseSink {
         body_dropped(source);  // a producer learns that its stream has ended
         source = nullptr;
         trailers.reset();
+        stream_left = -1;
         file.reset();
         std::string().swap(piece);
         piece_off = 0;
@@ -203,8 +205,8 @@ struct H2Stream final : ResponseSink {
 void ws_link_received(H2WsLink& link, Http2Connection& c, std::string_view data, bool end_stream);
 /// The client ended its side (END_STREAM on a HEADERS frame).
 void ws_link_peer_ended(H2WsLink& link);
-/// The stream is gone (ended both ways, reset, or the connection closed).
-void ws_link_stream_closed(H2WsLink& link);
+/// The stream is gone: ended both ways (`reset` false), reset, or the connection closed.
+void ws_link_stream_closed(H2WsLink& link, bool reset);
 /// Moves the session's frames into DATA on `st`; false when the link no longer pulls (it
 /// closed, its last bytes went to the stream's `out_body`). Sets s.body_pending.
 bool ws_link_pull(H2WsLink& link, H2Stream& s, h2::Session& session, h2::Stream& st);

@@ -134,10 +134,11 @@ class H2WsLink final : public WsLink {
         if (end_stream) peer_ended_ = true;
         notify();
     }
-    /// The stream is gone (ended both ways, reset, or the connection closed).
-    void stream_closed() {
+    /// The stream is gone: ended both ways (`reset` false), reset, or the connection closed.
+    void stream_closed(bool reset) {
         if (closed_) return;
         gone_ = true;
+        reset_ = reset;
         notify();
     }
     /// The client ended its side before the session started.
@@ -168,7 +169,7 @@ class H2WsLink final : public WsLink {
   private:
     // Calls into the session from the loop, once per batch of events.
     void notify() {
-        if (notify_queued_) return;
+        if (notify_queued_ || closed_) return;  // (closed: its owner may be freed next)
         notify_queued_ = true;
         loop_.defer([this] { deliver(); });
     }
@@ -176,6 +177,7 @@ class H2WsLink final : public WsLink {
         notify_queued_ = false;
         if (closed_ || (!ws_ && !tunnel_)) return;
         if (!reading_) {
+            if (tunnel_ && gone_) return user_read(0);  // a held-back tunnel's client went
             if (!resume_ || !user_wants_input()) return;
             reading_ = true;
         }
@@ -211,7 +213,8 @@ class H2WsLink final : public WsLink {
     bool reading_ = true;
     bool resume_ = false;
     bool closed_ = false;
-    bool gone_ = false;  // the stream no longer exists
+    bool gone_ = false;   // the stream no longer exists
+    bool reset_ = false;  // ... because it was reset (or its connection closed)
     bool peer_ended_ = false;
     bool end_wanted_ = false;
     bool end_sent_ = false;
@@ -267,11 +270,11 @@ class H2TunnelConnection final : public H2WsLinkPart, public Connection {
     void force_close() override { close_all(false); }
 
     // The link's calls.
-    void client_read(ssize_t n, bool gone) {
+    void client_read(ssize_t n, bool reset) {
         if (closed_) return;
         if (n > 0) return to_upstream();
-        if (gone) return close_all(false);  // reset, or the connection went away
-        client_eof_ = true;                 // END_STREAM: a half-close toward the upstream
+        if (reset) return close_all(false);  // reset, or the connection went away
+        client_eof_ = true;  // END_STREAM: a half-close toward the upstream, once it has all
         flush_up();
     }
     bool wants_input() const noexcept { return !closed_ && !client_paused_; }
@@ -405,7 +408,7 @@ void H2WsLink::user_read(ssize_t n) {
     if (ws_)
         ws_->on_read(n);
     else
-        tunnel_->client_read(n, gone_);
+        tunnel_->client_read(n, gone_ && reset_);
 }
 bool H2WsLink::user_wants_input() { return ws_ ? ws_->wants_input() : tunnel_->wants_input(); }
 void H2WsLink::user_drained() { tunnel_->client_drained(); }
@@ -414,7 +417,7 @@ void ws_link_received(H2WsLink& link, Http2Connection& c, std::string_view data,
     link.received(c, data, end_stream);
 }
 void ws_link_peer_ended(H2WsLink& link) { link.peer_ended(); }
-void ws_link_stream_closed(H2WsLink& link) { link.stream_closed(); }
+void ws_link_stream_closed(H2WsLink& link, bool reset) { link.stream_closed(reset); }
 Connection* ws_link_session(H2WsLink& link) noexcept { return link.driver(); }
 bool ws_link_pull(H2WsLink& link, H2Stream& s, h2::Session& session, h2::Stream& st) {
     if (!link.pulls()) return false;
@@ -459,12 +462,19 @@ void Http2Connection::start_websocket(H2Stream& s, Response& r) {
             std::string().swap(s.body);
         }
         worker_.release_request(std::move(s.req));
+        s.raw.clear();  // (the request's bytes: not needed for the tunnel's life)
+        s.raw.shrink_to_fit();
+        s.fields.clear();
+        s.fields.shrink_to_fit();
+        s.cookies.clear();
+        s.cookies.shrink_to_fit();
         s.ws = l;
         s.streaming = true;
         s.busy = true;
         tc->info = info;
         tc->start();
         if (s.request_done && s.ws == l) l->peer_ended();
+        if (draining_) tc->drain();  // made during a graceful stop: it ends too
         return;
     }
     auto* ws = new H2WsConnection(worker_, s, t_.loop(), std::move(s.req), std::move(up));
@@ -479,6 +489,7 @@ void Http2Connection::start_websocket(H2Stream& s, Response& r) {
     ws->adopt_info(info);
     ws->start();
     if (s.request_done && s.ws == l) l->peer_ended();
+    if (draining_ && s.ws == l) ws->drain();  // made during a graceful stop: 1001
 }
 
 // The session queued frames (or its end) on `s`: pulled by the next flush.

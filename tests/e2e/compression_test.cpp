@@ -312,6 +312,16 @@ class CompressionApp : public ::testing::Test {
                 }
             });
         });
+        app.get("/stream-sized", [](Request&) {
+            Response r;
+            r.set_content_type("text/plain");
+            Response s = stream_body(std::move(r), [](BodyWriter& w) -> Task<void> {
+                for (const std::string& piece : stream_pieces())
+                    if (!co_await w.write(piece)) co_return;
+            });
+            s.set_body_length(stream_whole().size());
+            return s;
+        });
         // One event, then nothing until the test lets it go on: the stream cannot have ended
         // while the test waits for the first event.
         app.get("/sse", [this](Request& req) {
@@ -703,6 +713,16 @@ TEST_F(CompressionStreaming, StreamBodyIsCompressedChunkedAndDecodes) {
     EXPECT_FALSE(plain.has_header("Content-Encoding"));
     EXPECT_TRUE(varies_on_accept_encoding(plain));
     EXPECT_EQ(plain.body, stream_whole());
+    // A stream of a known length: compressed, its length is unknown again (chunked); sent
+    // as it is, it keeps its Content-Length.
+    HttpResponse coded = get(port, "/stream-sized", ae("gzip"));
+    EXPECT_TRUE(coded.chunked);
+    EXPECT_FALSE(coded.has_header("Content-Length"));
+    expect_coded(coded, Coding::gzip, stream_whole());
+    HttpResponse sized = get(port, "/stream-sized");
+    EXPECT_FALSE(sized.chunked);
+    EXPECT_EQ(sized.header("Content-Length"), std::to_string(stream_whole().size()));
+    EXPECT_EQ(sized.body, stream_whole());
 }
 
 // Incremental reading of a chunked, gzip-coded response: each complete chunk is inflated

@@ -8,8 +8,11 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "client.hpp"
+#include "vela/client/client.hpp"
+#include "vela/reactor/block_on.hpp"
 #include "vela/vela.hpp"
 
 namespace vela::e2e {
@@ -86,6 +89,17 @@ class StreamingTest : public ::testing::Test {
             });
             return r;
         });
+        // Streams that announce their length: right, short of it, past it.
+        for (const auto& [path, length] : {std::pair<const char*, std::uint64_t>{"/sized", 80},
+                                           {"/sized-short", 120},
+                                           {"/sized-long", 50}}) {
+            app.get(path, [length] {
+                Response r;
+                r.set_body_source(counting_source(10));  // 80 bytes
+                r.set_body_length(length);
+                return r;
+            });
+        }
         start_app(app);
     }
 
@@ -94,6 +108,54 @@ class StreamingTest : public ::testing::Test {
     std::atomic<std::size_t> produced{0};
     App app;
 };
+
+TEST_F(StreamingTest, AnnouncedLengthGoesAsContentLengthOverBothVersions) {
+    Client c = Client::tcp(app.port());
+    ASSERT_TRUE(c.send(get_request("/sized")));
+    std::optional<HttpResponse> r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->header("Content-Length"), "80");
+    EXPECT_FALSE(r->chunked);
+    EXPECT_EQ(r->body, expected_body(10));
+    // HTTP/1.0 with a length keeps its connection open.
+    ASSERT_TRUE(c.send("GET /sized HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+    r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->header("Connection"), "keep-alive");
+    EXPECT_EQ(r->body, expected_body(10));
+    ASSERT_TRUE(c.send(get_request("/hello")));
+    r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(StreamingTest, ABodyThatMissesItsLengthClosesTheConnection) {
+    for (const char* path : {"/sized-short", "/sized-long"}) {
+        Client c = Client::tcp(app.port());
+        ASSERT_TRUE(c.send(get_request(path)));
+        // The head went out with the length; the connection ends before the body does.
+        EXPECT_FALSE(c.read_response()) << path;
+        EXPECT_TRUE(c.closed_by_peer()) << path;
+    }
+    Client c = Client::tcp(app.port());  // the server stays sound
+    ASSERT_TRUE(c.send(get_request("/sized")));
+    EXPECT_TRUE(c.read_response());
+}
+
+TEST_F(StreamingTest, AnnouncedLengthOverHttp2AndAResetWhenMissed) {
+    http::ClientOptions o;
+    o.h2c = true;
+    http::Client client(o);
+    const std::string base = "http://127.0.0.1:" + std::to_string(app.port());
+    const http::ClientResponse r = block_on(client.get(base + "/sized"));
+    EXPECT_EQ(r.protocol(), "HTTP/2");
+    EXPECT_EQ(r.header("content-length"), "80");
+    EXPECT_EQ(r.text(), expected_body(10));
+    // Short of its length, or past it: the stream is reset, the client sees an error.
+    EXPECT_THROW(block_on(client.get(base + "/sized-short")), http::ClientError);
+    EXPECT_THROW(block_on(client.get(base + "/sized-long")), http::ClientError);
+    EXPECT_EQ(block_on(client.get(base + "/sized")).text(), expected_body(10));
+}
 
 TEST_F(StreamingTest, Http11StreamIsChunkedAndConnectionStaysOpen) {
     Client c = Client::tcp(app.port());

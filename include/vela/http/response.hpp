@@ -178,9 +178,22 @@ class Response {
     /// (HTTP/1.1) or until the connection closes (HTTP/1.0). The server pulls pieces only as
     /// fast as the client reads them, so memory stays bounded.
     Response& set_body_source(BodySource source) {
-        mutable_extra().source = std::move(source);
+        Extra& e = mutable_extra();
+        e.source = std::move(source);
+        e.length = -1;  // a new source: its length is unknown until said
         return *this;
     }
+    /// Announces the streamed body's length (after set_body_source or stream_body): sent with
+    /// Content-Length instead of chunked (HTTP/1.1) or with content-length (HTTP/2), so an
+    /// HTTP/1.0 connection stays open too. A source that ends short of it or goes past it
+    /// is an error: the connection closes (HTTP/1.1), the stream is reset (HTTP/2). A
+    /// transformed body (compression) is announced as streamed again.
+    Response& set_body_length(std::uint64_t n) {
+        mutable_extra().length = static_cast<std::int64_t>(n);
+        return *this;
+    }
+    /// The streamed body's announced length; -1 when not known.
+    std::int64_t body_length() const noexcept { return extra_ ? extra_->length : -1; }
     /// Trailer fields sent after a streamed body: chunked HTTP/1.1's trailer section, HTTP/2's
     /// trailing HEADERS (RFC 9110 6.5). The list may be filled until the body ends (its
     /// producer holds it too); fields that may not be trailers (framing, routing, ...) and
@@ -264,6 +277,7 @@ class Response {
     // cheap to move. Copies of a Response share them (and copy them before a change).
     struct Extra {
         BodySource source;
+        std::int64_t length = -1;  // the streamed body's, when announced
         std::shared_ptr<TrailerFields> trailers;
         std::shared_ptr<Upgrade> upgrade;
         std::optional<FileBody> file;
