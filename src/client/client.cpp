@@ -547,7 +547,7 @@ Task<std::optional<std::string_view>> ResponseBody::read() {
     Loop* loop = Loop::current();
     const std::uint64_t deadline = loop ? loop->now_ms() + x_->read_timeout_ms : 0;
     std::optional<std::string_view> piece = co_await x_->read(deadline);
-    if (!piece && x_->done() && trailers_.empty()) trailers_ = x_->take_trailers();  // (once)
+
     co_return piece;
 }
 
@@ -557,13 +557,15 @@ Task<std::string> ResponseBody::read_all(std::uint64_t limit) {
     Loop* loop = Loop::current();
     const std::uint64_t deadline = loop ? loop->now_ms() + x_->read_timeout_ms : 0;
     co_await x_->read_all(out, limit, deadline);
-    if (trailers_.empty()) trailers_ = x_->take_trailers();
     co_return out;
 }
 
 bool ResponseBody::done() const noexcept { return !x_ || x_->done(); }
 
-const std::vector<Header>& ResponseBody::trailers() const noexcept { return trailers_; }
+const std::vector<Header>& ResponseBody::trailers() const noexcept {
+    static const std::vector<Header> none;
+    return x_ ? x_->trailers() : none;
+}
 
 std::string_view ClientResponse::trailer(std::string_view name) const noexcept {
     for (const auto& [n, v] : body_.trailers())
@@ -611,7 +613,8 @@ void Client::check_json_status(const ClientResponse& r) {
                                  " instead of JSON");
 }
 
-Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int attempt) {
+// Fills `res` (a fresh one) in place: a response is moved as few times as it can be.
+Task<void> Client::send_once(ClientRequest& req, const Url& url, int attempt, ClientResponse& res) {
     Impl& impl = *impl_;
     const ClientOptions& o = impl.options;
     detail::LoopPools& lp = impl.here();
@@ -621,7 +624,7 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
         detail::deadline_after(loop, req.timeout.count() > 0 ? req.timeout : o.request_timeout);
     const bool offer = o.decompress && !detail::has_field(req.headers, "accept-encoding");
     const bool chunked = req.body_source && !req.content_length;
-    const std::int64_t now_s = std::time(nullptr);
+    const std::int64_t now_s = o.cookies ? std::time(nullptr) : 0;  // (the jar's clock only)
     const std::string jar_cookies = o.cookies && !detail::has_field(req.headers, "cookie")
                                         ? impl.jar.header_for(url, now_s)
                                         : std::string();
@@ -647,7 +650,6 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
         x = std::move(h1);
     }
     x->read_timeout_ms = static_cast<std::uint64_t>(o.head_timeout.count());
-    ClientResponse res;
     co_await x->read_head(req.method, res.head_, detail::deadline_after(loop, o.head_timeout),
                           deadline);
     res.protocol_ = x->protocol();
@@ -665,14 +667,15 @@ Task<ClientResponse> Client::send_once(ClientRequest& req, const Url& url, int a
     x->decode(coding, o.max_body);
     if (req.stream) {
         res.url_ = x->url();
-        if (x->done()) res.body_.trailers_ = x->take_trailers();  // (HTTP/2: no DATA at all)
         res.body_ = ResponseBody(std::move(x));
-        co_return res;
+        co_return;
     }
     co_await x->read_all(res.text_, o.max_body, deadline);
-    res.body_.trailers_ = x->take_trailers();
     res.url_ = x->take_url();
-    co_return res;
+    // The exchange (its connection back in the pool) stays with the response only to keep
+    // the trailers that came.
+    if (x->has_trailers()) [[unlikely]]
+        res.body_ = ResponseBody(std::move(x));
 }
 
 namespace {
@@ -750,8 +753,10 @@ Task<ClientResponse> Client::request(ClientRequest req) {
         for (;;) {
             std::exception_ptr error;
             bool again = false;
+            bool done = false;
             try {
-                res.emplace(co_await send_once(req, url, stale_retried ? -1 : attempt));
+                co_await send_once(req, url, stale_retried ? -1 : attempt, res.emplace());
+                done = true;
             } catch (const detail::Unprocessed&) {
                 // Not processed by the server (HTTP/2 GOAWAY, REFUSED_STREAM): safe to send
                 // again whatever the method, unless a streamed body was taken already.
@@ -774,7 +779,8 @@ Task<ClientResponse> Client::request(ClientRequest req) {
             } catch (...) {
                 error = std::current_exception();
             }
-            if (res) break;
+            if (done) break;
+            res.reset();
             if (!again) {
                 impl.failures.fetch_add(1, std::memory_order_relaxed);
                 std::rethrow_exception(error);

@@ -68,8 +68,10 @@ class Exchange {
     std::string take_url() noexcept { return std::move(url_); }
     /// The per-read timeout of a streamed body (ms).
     std::uint64_t read_timeout_ms = 30'000;
-    /// Takes the trailer fields that followed the body (after done()).
-    std::vector<Header> take_trailers() noexcept { return std::move(trailers_); }
+    /// The trailer fields that followed the body (once done()).
+    const std::vector<Header>& trailers() const noexcept { return trailers_; }
+    /// True when trailer fields came.
+    bool has_trailers() const noexcept { return !trailers_.empty(); }
 
   protected:
     /// Arms the deadline (absolute ms) of the waits of one read.

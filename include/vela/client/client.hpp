@@ -260,8 +260,7 @@ class ResponseBody {
   private:
     friend class Client;
     explicit ResponseBody(std::unique_ptr<detail::Exchange> x) noexcept;
-    std::unique_ptr<detail::Exchange> x_;
-    std::vector<Header> trailers_;  // taken from the exchange at the end
+    std::unique_ptr<detail::Exchange> x_;  // (which keeps the trailers, when any came)
 };
 
 /// A response: status, header fields and the body.
@@ -422,7 +421,7 @@ class Client {
     static std::vector<Header> json_accept();
     static void check_json_status(const ClientResponse& r);
     static bool idempotent_or_fresh(const ClientRequest& req, bool stale_retried);
-    Task<ClientResponse> send_once(ClientRequest& req, const Url& url, int attempt);
+    Task<void> send_once(ClientRequest& req, const Url& url, int attempt, ClientResponse& res);
     std::unique_ptr<Impl> impl_;
 };
 
