@@ -45,12 +45,25 @@ struct Handler final : vela::HttpHandler {
             return true;
         }
         if (p == "/throw") throw std::runtime_error("boom");
-        if (p == "/stream") {
+        if (p.starts_with("/stream")) {
             int n = 3;
             out.set_body_source([n]() mutable -> std::optional<std::string> {
                 if (n-- == 0) return std::nullopt;
                 return std::string(5000, 'x');
             });
+            // Trailers after it, and an announced length: right, short and long.
+            if (p == "/stream/trailers") {
+                auto t = std::make_shared<vela::Response::TrailerFields>();
+                t->emplace_back("X-Sum", " 15000 ");
+                t->emplace_back("Content-Length", "1");  // refused as a trailer
+                out.set_trailers(std::move(t));
+            } else if (p == "/stream/sized") {
+                out.set_body_length(15000);
+            } else if (p == "/stream/short") {
+                out.set_body_length(20000);
+            } else if (p == "/stream/long") {
+                out.set_body_length(7000);
+            }
             return true;
         }
         out = vela::Response(std::string(req.body().size() % 3 ? "a" : "body of some length"));

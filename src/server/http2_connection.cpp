@@ -835,6 +835,9 @@ void Http2Connection::send_body(H2Stream& s) {
             // The body does not match the content-length sent (RFC 9113 8.1.1): reset.
             log::error("streamed body for HTTP/2 stream {} {} its announced length", s.id,
                        next ? "went past" : "ended short of");
+            body_dropped(s.source);  // (pulled no more, whenever the reset takes effect)
+            s.source = nullptr;
+            s.body_pending = false;
             throw BodyAbandoned{};
         }
         if (s.stream_left > 0 && next) s.stream_left -= static_cast<std::int64_t>(next->size());
