@@ -90,10 +90,14 @@ class StreamingTest : public ::testing::Test {
             return r;
         });
         // Streams that announce their length: right, short of it, past it.
-        for (const auto& [path, length] : {std::pair<const char*, std::uint64_t>{"/sized", 80},
-                                           {"/sized-short", 120},
-                                           {"/sized-long", 50}}) {
-            app.get(path, [length] {
+        struct Sized {
+            const char* path;
+            std::uint64_t length;
+        };
+        for (const Sized& sized :
+             {Sized{"/sized", 80}, Sized{"/sized-short", 120}, Sized{"/sized-long", 50}}) {
+            const std::uint64_t length = sized.length;  // (clang 14 captures no bindings)
+            app.get(sized.path, [length] {
                 Response r;
                 r.set_body_source(counting_source(10));  // 80 bytes
                 r.set_body_length(length);
