@@ -66,7 +66,7 @@ struct BodyPipe : std::enable_shared_from_this<BodyPipe> {
     UniqueFunction wake;                          // the driver waits for data or the end
     BodyWriter::WriteAwaiter* waiting = nullptr;  // a write() waits for room
     std::unique_ptr<BodyWriter> writer;
-    std::shared_ptr<Response::TrailerFields> trailers;  // shared with the response
+    Response::TrailerFields trailers;  // the response's (set_trailers aliases the pipe)
     Loop* loop = nullptr;
     bool wake_queued = false;
     bool resume_queued = false;
@@ -338,7 +338,7 @@ bool BodyWriter::closed() const noexcept { return pipe_->gone; }
 bool BodyWriter::draining() const noexcept { return detail::loop_draining(); }
 std::size_t BodyWriter::queued() const noexcept { return pipe_->bytes; }
 void BodyWriter::trailer(std::string_view name, std::string_view value) {
-    pipe_->trailers->emplace_back(name, value);
+    pipe_->trailers.emplace_back(name, value);
 }
 
 namespace {
@@ -351,8 +351,8 @@ Response make_stream(Response r, BodyProducer producer, std::size_t high_water,
     pipe->high_water = high_water ? high_water : 1;
     pipe->heartbeat = heartbeat;
     pipe->heartbeat_text = std::move(heartbeat_text);
-    pipe->trailers = std::make_shared<Response::TrailerFields>();
-    r.set_trailers(pipe->trailers);
+    // The list lives in the pipe: no allocation of its own per streamed response.
+    r.set_trailers(std::shared_ptr<Response::TrailerFields>(pipe, &pipe->trailers));
     r.set_body_source(detail::PipeSource{std::move(pipe)});
     return r;
 }
