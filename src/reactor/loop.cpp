@@ -312,7 +312,8 @@ void block_signals() noexcept {
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);  // Server::run reloads TLS certificates on it
+    sigaddset(&set, SIGHUP);   // Server::run reloads TLS certificates on it
+    sigaddset(&set, SIGUSR2);  // and starts a successor on it (Server::hot_restart)
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     signal(SIGPIPE, SIG_IGN);
 }

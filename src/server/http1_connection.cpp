@@ -44,10 +44,20 @@ bool Http1Connection::idle() const noexcept {
            !(t_.tls && t_.tls->output_pending());  // a response's last records still leaving
 }
 
+// An idle keep-alive connection is not closed at once: its client may have sent a request
+// already (closing then would reset it, a failed request). One that comes within
+// linger_timeout is answered, with Connection: close; without one the connection closes then.
 void Http1Connection::drain() {
     if (t_.closed()) return;
-    if (idle() || phase_ == Phase::linger) {
+    if (phase_ == Phase::linger) {
         close();
+    } else if (handshaking_) {
+        // The handshake finishes (or times out); the request that follows gets the grace.
+    } else if (idle()) {
+        const milliseconds grace = worker_.options().linger_timeout;
+        if (t_.loop().now_ms() + static_cast<std::uint64_t>(grace.count()) < deadline_ms_ ||
+            phase_ != Phase::idle)
+            set_phase(Phase::idle, grace);
     } else {
         close_after_ = close_after_ || (!busy_ && !request_started());
     }
@@ -77,7 +87,8 @@ bool Http1Connection::on_handshake(std::string_view alpn) {
         hand_over_to_http2(nullptr, {});
         return false;
     }
-    set_phase(Phase::header, worker_.options().header_timeout);
+    set_phase(Phase::header, worker_.draining() ? worker_.options().linger_timeout
+                                                : worker_.options().header_timeout);
     return true;
 }
 

@@ -202,8 +202,8 @@ class Loop {
     std::unique_ptr<SignalSink> signal_sink_;
 };
 
-/// Blocks SIGINT, SIGTERM and SIGHUP (and ignores SIGPIPE) in the calling thread; threads started
-/// afterwards inherit the mask, so only a Loop's signalfd sees them.
+/// Blocks SIGINT, SIGTERM, SIGHUP and SIGUSR2 (and ignores SIGPIPE) in the calling thread; threads
+/// started afterwards inherit the mask, so only a Loop's signalfd sees them.
 void block_signals() noexcept;
 
 namespace detail {

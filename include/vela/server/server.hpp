@@ -8,10 +8,17 @@
 // must itself be safe to call from several threads at once (App's router is read-only
 // once running). stop() is the only cross-thread call; it posts a drain to every loop.
 //
-// Shutdown. On SIGINT/SIGTERM (run) or stop(): listeners close, idle keep-alive
-// connections close, requests in flight finish and their connections close after the
-// response; when every connection is gone, or shutdown_timeout passes, the loops exit
-// and run()/wait() return 0.
+// Shutdown. On SIGINT/SIGTERM (run) or stop(): listeners close, requests in flight finish
+// and their connections close after the response (an idle keep-alive connection answers one
+// more request, with Connection: close, if it comes within linger_timeout); when every
+// connection is gone, or shutdown_timeout passes, the loops exit and run()/wait() return 0.
+//
+// Restarts without dropping a connection. The server takes the listening sockets systemd
+// passes (socket activation, see ServerOptions::socket_activation) and tells systemd when it
+// is ready (READY=1 to NOTIFY_SOCKET). On SIGUSR2 (run) or hot_restart(), it starts its own
+// binary again (the file now at its path) with the same arguments and environment and every
+// listening socket; once the successor accepts, this server stops accepting and drains as on
+// SIGTERM. Connections waiting in the sockets' queues are the successor's: none is refused.
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "vela/http/limits.hpp"
@@ -118,6 +126,12 @@ struct ServerOptions {
     /// the request when one was read (nullptr when it could not be). Empty, or leaving the
     /// response bare: the reason phrase as text/plain. App::error_pages sets it.
     std::function<void(const Request*, Response&)> error_body;
+    /// Serve the listening sockets this process was handed at start (systemd's socket
+    /// activation, LISTEN_FDS and LISTEN_PID; or a predecessor's hot_restart()) instead of
+    /// opening new ones: each endpoint takes the sockets listening where it would (its address
+    /// and port, or its Unix path); with no endpoint given, every passed socket is served.
+    /// Endpoints left without one open their own; passed sockets no endpoint wants are closed.
+    bool socket_activation = true;
     /// Called on each loop's thread as the loop starts serving (before its first event), with
     /// the loop's index (0..threads-1) and the loop. A non-null result turns on that loop's
     /// statistics (connections, SSE streams, bytes), which the server then writes there; it
@@ -155,6 +169,12 @@ class Server {
     /// Starts like start() but runs worker 0 on the calling thread and handles SIGINT and
     /// SIGTERM as a graceful stop; returns 0 after shutdown. Throws like start().
     int run(unsigned threads = 0);
+    /// Starts a successor (this binary, same arguments) on the same listening sockets and,
+    /// once it accepts, drains this server (see the top of this file). Returns at once; false
+    /// (and one logged line) when it cannot begin: not running, stopping, or a restart is
+    /// already under way. A successor that exits or is not ready within `ready_timeout` is
+    /// stopped and this server keeps serving. Thread-safe.
+    bool hot_restart(std::chrono::milliseconds ready_timeout = std::chrono::seconds(30));
     /// Begins a graceful shutdown. Thread-safe, idempotent; called before run()/start(), the
     /// server shuts down as soon as it has started.
     void stop();
@@ -178,6 +198,7 @@ class Server {
 
   private:
     void open_listeners(unsigned threads);
+    void watch_successor(int pid, int ready_fd, std::chrono::milliseconds timeout);
 
     HttpHandler& handler_;
     ServerOptions options_;
@@ -186,6 +207,10 @@ class Server {
     std::vector<std::unique_ptr<detail::ServerWorker>> workers_;
     std::vector<std::thread> threads_;
     void stop_workers();
+    // Every listening fd with the index of its endpoint (for hot_restart()).
+    std::vector<std::pair<int, std::size_t>> listen_fds_;
+    std::thread restart_watch_;            // waits for a successor's word
+    std::atomic<bool> restarting_{false};  // a successor is starting
 
     std::uint16_t port_ = 0;
     bool started_ = false;
