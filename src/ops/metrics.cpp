@@ -473,6 +473,24 @@ std::string AppMetrics::render() const {
                 w.sample(f.name, {{"client", options_.clients[i].name}}, cs[i].*f.field);
         }
     }
+    if (metrics_on_) {
+        std::vector<bool> done(options_.counters.size(), false);
+        for (std::size_t i = 0; i < options_.counters.size(); ++i) {
+            if (done[i]) continue;
+            const CounterSource& first = options_.counters[i];
+            w.family(first.family, first.help, "counter");
+            for (std::size_t j = i; j < options_.counters.size(); ++j) {
+                const CounterSource& c = options_.counters[j];
+                if (done[j] || c.family != first.family) continue;
+                done[j] = true;
+                const std::uint64_t v = c.sample ? c.sample() : 0;
+                if (c.label.empty())
+                    w.sample(c.family, {}, v);
+                else
+                    w.sample(c.family, {{c.label, c.value}}, v);
+            }
+        }
+    }
     if (watchdog_) {
         w.family("vela_stalls_total", "Handlers the stall watchdog reported.", "counter");
         w.sample("vela_stalls_total", {}, stalls_.get());

@@ -94,6 +94,20 @@ struct ClientSource {
     std::function<ClientSample()> sample;
 };
 
+/// A counter kept elsewhere (the Redis rate limit, the Hub's backplane...), reported as
+/// family{label="value"} (no label when label is empty); sources of one family are written
+/// together under one HELP and TYPE.
+struct CounterSource {
+    /// The family's name, e.g. "vela_rate_limit_redis_unreachable_total".
+    std::string family;
+    /// Its HELP text.
+    std::string help;
+    /// The label's name (empty: none) and value.
+    std::string label, value;
+    /// The count now; called by the thread that renders the metrics (must be thread-safe).
+    std::function<std::uint64_t()> sample;
+};
+
 /// Settings of vela::metrics.
 struct MetricsOptions {
     /// Where the metrics are served (GET); empty: not routed (vela::metrics_text() only).
@@ -102,9 +116,11 @@ struct MetricsOptions {
     /// the pools.
     std::chrono::milliseconds lag_interval{500};
     /// Connection pools to report.
-    std::vector<PoolSource> pools;
+    std::vector<PoolSource> pools{};
     /// Outgoing HTTP clients to report.
-    std::vector<ClientSource> clients;
+    std::vector<ClientSource> clients{};
+    /// Counters of other parts to report.
+    std::vector<CounterSource> counters{};
 };
 
 /// Settings of vela::stall_watchdog.
