@@ -25,6 +25,7 @@
 #include <limits>
 #include <mutex>
 #include <stdexcept>
+#include <unordered_set>
 #include <utility>
 
 #include "resp.hpp"
@@ -454,6 +455,7 @@ struct SubState final : ConnOwner, std::enable_shared_from_this<SubState> {
     std::coroutine_handle<> waiter;  // next() or the subscribe confirmation
     std::exception_ptr error;
     std::size_t confirmations_left = 0;
+    std::unordered_set<std::string> confirmed;  // channels the server said we are on
     bool closed = false;
 
     explicit SubState(Loop& l) : loop(l) {}
@@ -489,8 +491,11 @@ struct SubState final : ConnOwner, std::enable_shared_from_this<SubState> {
         } else if (kind == "pmessage" && e.size() == 4) {
             queue.push_back(Message{std::move(e[2].str), std::move(e[1].str), std::move(e[3].str)});
             wake();
-        } else if ((kind == "subscribe" || kind == "psubscribe") && confirmations_left > 0) {
-            if (--confirmations_left == 0) wake();
+        } else if (kind == "subscribe" || kind == "psubscribe") {
+            if (e.size() >= 2 && kind == "subscribe") confirmed.insert(e[1].str);
+            if (confirmations_left > 0 && --confirmations_left == 0) wake();
+        } else if (kind == "unsubscribe" && e.size() >= 2) {
+            confirmed.erase(e[1].str);
         }
     }
 
@@ -731,6 +736,28 @@ void Subscription::close() noexcept {
 }
 
 bool Subscription::is_open() const noexcept { return st_ && !st_->closed; }
+
+void Subscription::subscribe_more(const std::vector<std::string>& channels) {
+    if (!is_open()) throw Error("redis: subscribe_more() on a closed subscription");
+    if (channels.empty()) return;
+    Command c{"SUBSCRIBE"};
+    for (const std::string& ch : channels) c.arg(ch);
+    st_->conn->enqueue_unanswered(c);
+}
+
+void Subscription::unsubscribe(const std::vector<std::string>& channels) {
+    if (!is_open() || channels.empty()) return;
+    Command c{"UNSUBSCRIBE"};
+    for (const std::string& ch : channels) {
+        c.arg(ch);
+        st_->confirmed.erase(ch);
+    }
+    st_->conn->enqueue_unanswered(c);
+}
+
+bool Subscription::is_subscribed(std::string_view channel) const noexcept {
+    return st_ && !st_->closed && st_->confirmed.count(std::string(channel)) != 0;
+}
 
 Task<Message> Subscription::next() {
     std::shared_ptr<detail::SubState> st = st_;

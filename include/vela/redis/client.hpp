@@ -215,6 +215,13 @@ class Subscription {
     void close() noexcept;
     /// True until close() or a lost connection.
     bool is_open() const noexcept;
+    /// Adds `channels` (SUBSCRIBE on this connection; on its loop). Returns at once: messages
+    /// published before the server has taken it are not received (see is_subscribed()).
+    void subscribe_more(const std::vector<std::string>& channels);
+    /// Drops `channels` (UNSUBSCRIBE; on its loop); messages already on their way still come.
+    void unsubscribe(const std::vector<std::string>& channels);
+    /// True once the server confirmed a subscription to `channel` (and no unsubscribe since).
+    bool is_subscribed(std::string_view channel) const noexcept;
 
   private:
     friend class Client;
