@@ -923,11 +923,12 @@ Hub::Room& Hub::room(std::string_view name) {
     std::lock_guard lock(mu_);
     auto it = rooms_.find(std::string(name));
     if (it == rooms_.end())
-        it = rooms_.emplace(std::string(name), std::make_unique<Room>(std::string(name))).first;
+        it = rooms_.emplace(std::string(name), std::make_unique<Room>(*this, std::string(name)))
+                 .first;
     return *it->second;
 }
 
-Hub::Room::Room(std::string name) : name_(std::move(name)) {}
+Hub::Room::Room(Hub& hub, std::string name) : hub_(hub), name_(std::move(name)) {}
 Hub::Room::~Room() {
     for (auto& s : slots_) delete s.load(std::memory_order_relaxed);
     for (Slot* s : retired_) delete s;
@@ -982,6 +983,7 @@ void Hub::Room::join(WebSocket& ws) {
     s->members.push_back(&c);
     c.joined(this);
     count_.fetch_add(1, std::memory_order_relaxed);
+    if (HubBackplane* bp = hub_.backplane_) bp->members_changed(*this);
 }
 
 void Hub::Room::leave(WebSocket& ws) {
@@ -998,6 +1000,7 @@ void Hub::Room::remove(WsConnection* c, Slot* s) noexcept {
     *it = s->members.back();
     s->members.pop_back();
     count_.fetch_sub(1, std::memory_order_relaxed);
+    if (HubBackplane* bp = hub_.backplane_) bp->members_changed(*this);
 }
 
 namespace {
@@ -1022,6 +1025,12 @@ struct Encoded {
 }  // namespace
 
 std::size_t Hub::Room::broadcast(std::string_view data, WsType type, const WebSocket* except) {
+    const std::size_t members = deliver(data, type, except);
+    if (HubBackplane* bp = hub_.backplane_) bp->publish(*this, data, type);
+    return members;
+}
+
+std::size_t Hub::Room::deliver(std::string_view data, WsType type, const WebSocket* except) {
     const std::size_t members = count();
     if (members == 0) return 0;
     auto e = std::make_shared<Encoded>();

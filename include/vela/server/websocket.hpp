@@ -228,10 +228,13 @@ Response ws_accept(const Request& req, std::shared_ptr<const WsEndpoint> ep);
 /// Sec-WebSocket-Accept for a client's Sec-WebSocket-Key (RFC 6455 4.2.2).
 std::string ws_accept_key(std::string_view key);
 
+class HubBackplane;
+
 /// Named rooms of WebSocket sessions across all loops. Join and leave happen on the
 /// session's own loop; a broadcast comes from any thread, is encoded (and compressed) once
 /// for all recipients and reaches each loop that has members in one post, without a lock.
-/// Sessions leave their rooms when they end. The hub must outlive the server.
+/// Sessions leave their rooms when they end. The hub must outlive the server. With a
+/// backplane (vela::RedisBackplane), rooms span every node that shares it.
 class Hub {
   public:
     class Room;
@@ -256,6 +259,11 @@ class Hub {
     }
     /// Members of room `name` now, over all loops.
     std::size_t count(std::string_view name) { return room(name).count(); }
+    /// Connects the rooms to other nodes through `bp` (nullptr: detaches). Before the server
+    /// runs, or after it stopped: broadcasts read it without a lock. RedisBackplane calls it.
+    void set_backplane(HubBackplane* bp) noexcept { backplane_ = bp; }
+    /// The backplane set, or nullptr.
+    HubBackplane* backplane() const noexcept { return backplane_; }
 
     /// One room: members on every loop.
     class Room {
@@ -265,17 +273,20 @@ class Hub {
         /// Removes `ws` (on ws's loop).
         void leave(WebSocket& ws);
         /// Sends `data` to every member but `except`, from any thread; members whose queue is
-        /// full meet their endpoint's policy (wait counts as drop). Returns the member count
-        /// at the time (presence).
+        /// full meet their endpoint's policy (wait counts as drop). With a backplane, it goes
+        /// to the other nodes' members too. Returns this node's member count at the time.
         std::size_t broadcast(std::string_view data, WsType type = WsType::text,
                               const WebSocket* except = nullptr);
+        /// broadcast() to this node's members only (what a backplane delivers).
+        std::size_t deliver(std::string_view data, WsType type = WsType::text,
+                            const WebSocket* except = nullptr);
         /// Members now, over all loops.
         std::size_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
         /// The room's name.
         const std::string& name() const noexcept { return name_; }
 
         /// Made by Hub::room.
-        explicit Room(std::string name);
+        Room(Hub& hub, std::string name);
         /// Frees the per-loop member lists.
         ~Room();
 
@@ -287,6 +298,7 @@ class Hub {
         Slot* find_slot(const LoopRef& ref) const noexcept;
         void remove(detail::WsConnection* c, Slot* s) noexcept;
 
+        Hub& hub_;
         std::string name_;
         std::atomic<std::size_t> count_{0};
         std::mutex mu_;  // making a loop's slot (first join from that loop), not broadcasts
@@ -298,6 +310,18 @@ class Hub {
   private:
     std::mutex mu_;  // guards rooms_ (name lookups; broadcasts through a Room& take no lock)
     std::unordered_map<std::string, std::unique_ptr<Room>> rooms_;
+    HubBackplane* backplane_ = nullptr;
+};
+
+/// What a Hub tells the backplane that connects it to other nodes (vela::RedisBackplane).
+/// Called from any thread.
+class HubBackplane {
+  public:
+    virtual ~HubBackplane() = default;
+    /// A member joined or left `room` (room.count() is the new figure).
+    virtual void members_changed(Hub::Room& room) noexcept = 0;
+    /// `room` broadcast `data` here: send it to the other nodes.
+    virtual void publish(Hub::Room& room, std::string_view data, WsType type) noexcept = 0;
 };
 
 }  // namespace vela
