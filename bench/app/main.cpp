@@ -30,6 +30,8 @@
 #include <string>
 #include <string_view>
 
+#include <vela/backplane/redis_backplane.hpp>
+#include <vela/redis_rate_limit.hpp>
 #include <vela/vela.hpp>
 
 namespace {
@@ -68,6 +70,7 @@ VELA_REFLECT(Me, user, since)
 constexpr std::string_view kUsage =
     "usage: vela_bench_app [--port N] [--threads N] [--host ADDR]\n"
     "                      [--tls-cert FILE --tls-key FILE [--tls-port N]] [--metrics]\n"
+    "                      [--redis URL]\n"
     "  --port N          port, 0 to 65535 (default 8080)\n"
     "  --threads N       event loops, 0 to 1024 (default 0: one per core)\n"
     "  --host ADDR       numeric address to listen on (default: all IPv4 interfaces)\n"
@@ -75,6 +78,8 @@ constexpr std::string_view kUsage =
     "  --tls-key FILE    TLS private key (PEM); needs --tls-cert\n"
     "  --tls-port N      HTTPS port (h2 and http/1.1), 0 to 65535 (default 8443)\n"
     "  --metrics         serve Prometheus metrics at /metrics (vela::metrics)\n"
+    "  --redis URL       /ws/room spans every app given the same Redis (vela::RedisBackplane),\n"
+    "                    and GET /limited/redis is rate-limited there (vela::RedisRateLimiter)\n"
     "  -h, --help        print this text and exit\n";
 
 // A command-line mistake: one line on stderr, exit code 2.
@@ -97,7 +102,7 @@ unsigned parse_number(std::string_view option, std::string_view value, unsigned 
 
 int main(int argc, char** argv) {
     unsigned port = 8080, threads = 0, tls_port = 8443;
-    std::string host, tls_cert, tls_key;
+    std::string host, tls_cert, tls_key, redis_url;
     bool metrics = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
@@ -110,7 +115,7 @@ int main(int argc, char** argv) {
             continue;
         }
         if (arg != "--port" && arg != "--threads" && arg != "--host" && arg != "--tls-cert" &&
-            arg != "--tls-key" && arg != "--tls-port")
+            arg != "--tls-key" && arg != "--tls-port" && arg != "--redis")
             usage_error("unknown option '" + std::string(arg) + "'");
         if (i + 1 >= argc) usage_error("missing value for " + std::string(arg));
         const std::string_view value = argv[++i];
@@ -121,6 +126,7 @@ int main(int argc, char** argv) {
             host = std::string(value);
         }
         if (arg == "--tls-port") tls_port = parse_number(arg, value, 65535);
+        if (arg == "--redis") redis_url = std::string(value);
         if (arg == "--tls-cert" || arg == "--tls-key") {
             if (value.empty()) usage_error("empty file name for " + std::string(arg));
             (arg == "--tls-cert" ? tls_cert : tls_key) = std::string(value);
@@ -131,7 +137,32 @@ int main(int argc, char** argv) {
     vela::log::set_level(vela::log::Level::warn);
 
     vela::Hub hub;  // made before the app, so it outlives the server
+    std::unique_ptr<vela::RedisBackplane> backplane;
+    std::shared_ptr<vela::redis::Client> redis;
+    if (!redis_url.empty()) {
+        try {
+            backplane = std::make_unique<vela::RedisBackplane>(hub, redis_url);
+            redis = std::make_shared<vela::redis::Client>(redis_url);
+        } catch (const std::exception& e) {
+            usage_error(std::string("--redis: ") + e.what());
+        }
+    }
     vela::App app;
+
+    // The rate limit's cost: the same limit (never reached, so every request is counted and
+    // answered 200) in process and in Redis.
+    vela::RateLimitOptions never_reached;
+    never_reached.rate = 1'000'000'000;
+    never_reached.period = std::chrono::seconds(1);
+    never_reached.key = vela::rate_limit_key::header("X-Client");
+    app.group("/limited/local").use(vela::rate_limit(never_reached)).get("", [] { return "ok"; });
+    if (redis) {
+        vela::RedisRateLimitOptions ro;
+        ro.limit = never_reached;
+        app.group("/limited/redis").use(vela::RedisRateLimiter(redis, ro)).get("", [] {
+            return "ok";
+        });
+    }
     app.get("/", [] { return "Hello, World!"; });
 
     app.get("/api/status", [] { return Status{"running", "vela"}; });

@@ -62,6 +62,9 @@ constexpr std::string_view kUsage =
     "usage: vela_ws_load --port N [options]\n"
     "  --host ADDR        IPv4 address of the server (default 127.0.0.1)\n"
     "  --port N           server port\n"
+    "  --port2 N          bcast: every other subscriber connects to this port instead (a second\n"
+    "                     node sharing the room through a backplane; the publisher stays on\n"
+    "                     --port)\n"
     "  --path P           request target (default /ws/echo, or /ws/room for bcast)\n"
     "  --mode M           echo or bcast (default echo)\n"
     "  --connections N    echo connections, or bcast subscribers (default 100)\n"
@@ -70,7 +73,8 @@ constexpr std::string_view kUsage =
     "  --duration D       seconds of load (default 5)\n"
     "  --binary           binary messages (default text)\n"
     "  --h2               h2c, one session per connection on an extended CONNECT (RFC 8441)\n"
-    "  --server-pid PID   report that process's CPU ticks over the load\n";
+    "  --server-pid PIDS  report the CPU ticks over the load of these processes (comma-separated,\n"
+    "                     summed)\n";
 
 struct Options {
     std::string host = "127.0.0.1";
@@ -83,7 +87,8 @@ struct Options {
     double duration = 5;
     bool binary = false;
     bool h2 = false;
-    long server_pid = 0;
+    unsigned port2 = 0;
+    std::vector<long> server_pids;
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -135,8 +140,16 @@ Options parse_args(int argc, char** argv) {
         } else if (arg == "--duration") {
             o.duration = std::atof(std::string(v).c_str());
             if (!(o.duration > 0)) usage_error("--duration must be positive");
+        } else if (arg == "--port2") {
+            o.port2 = parse_unsigned(arg, v, 1, 65535);
         } else if (arg == "--server-pid") {
-            o.server_pid = parse_unsigned(arg, v, 1, 1u << 31);
+            std::string_view rest = v;
+            while (!rest.empty()) {
+                const std::size_t comma = rest.find(',');
+                o.server_pids.push_back(parse_unsigned(arg, rest.substr(0, comma), 1, 1u << 31));
+                rest =
+                    comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+            }
         } else {
             usage_error("unknown option '" + std::string(arg) + "'");
         }
@@ -158,6 +171,18 @@ long long process_ticks(long pid) {
                     &utime, &stime) != 2)
         return -1;
     return static_cast<long long>(utime + stime);
+}
+
+// The CPU ticks of all of `pids` (-1 when one is unreadable, or none are given).
+long long processes_ticks(const std::vector<long>& pids) {
+    if (pids.empty()) return -1;
+    long long sum = 0;
+    for (long p : pids) {
+        const long long t = process_ticks(p);
+        if (t < 0) return -1;
+        sum += t;
+    }
+    return sum;
 }
 
 // The payload in slot `slot` of connection `id`'s batch: both as 8 hex digits, then letters
@@ -306,6 +331,9 @@ bool LoadClient::connect_all() {
         auto c = std::make_unique<Conn>(ropt_);
         c->id = i;
         c->publisher = opt_.bcast && i == opt_.connections;
+        sockaddr_in to = sa;  // half the subscribers on the second node, if there is one
+        if (opt_.port2 && !c->publisher && i % 2 == 1)
+            to.sin_port = htons(static_cast<std::uint16_t>(opt_.port2));
         c->in.resize(16 * 1024);
         c->fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (c->fd < 0) {
@@ -314,7 +342,7 @@ bool LoadClient::connect_all() {
         }
         const int one = 1;
         ::setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (::connect(c->fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0 &&
+        if (::connect(c->fd, reinterpret_cast<sockaddr*>(&to), sizeof to) < 0 &&
             errno != EINPROGRESS) {
             std::perror("vela_ws_load: connect");
             return false;
@@ -546,9 +574,12 @@ int LoadClient::run() {
     }
     const double handshake_s = std::chrono::duration<double>(Clock::now() - t_connect).count();
     // Let the server finish what follows its 101 (joining the room) before any broadcast.
-    if (opt_.bcast) wait_until(Clock::now() + std::chrono::milliseconds(200), &LoadClient::never);
+    // With a second node, its subscription to the room's channel must be in place too.
+    if (opt_.bcast)
+        wait_until(Clock::now() + std::chrono::milliseconds(opt_.port2 ? 1000 : 200),
+                   &LoadClient::never);
 
-    const long long ticks0 = opt_.server_pid ? process_ticks(opt_.server_pid) : -1;
+    const long long ticks0 = processes_ticks(opt_.server_pids);
     const auto t0 = Clock::now();
     last_done_ = t0;
     loading_ = true;
@@ -565,7 +596,7 @@ int LoadClient::run() {
         std::fprintf(stderr, "vela_ws_load: messages still missing 10 s after the load\n");
         ++errors_;
     }
-    const long long ticks1 = opt_.server_pid ? process_ticks(opt_.server_pid) : -1;
+    const long long ticks1 = processes_ticks(opt_.server_pids);
     const double seconds = std::chrono::duration<double>(last_done_ - t0).count();
 
     // Close handshakes: ours, then the server's close (or its TCP close).

@@ -1,11 +1,14 @@
 // Real-time vela: WebSocket echo, chat rooms over a Hub, and a page that uses them.
-//   chat [--port N] [--threads N] [--ws-max-message BYTES]
+//   chat [--port N] [--threads N] [--ws-max-message BYTES] [--redis URL]
 //
 //   /              a small HTML page (echo and chat in the browser)
 //   /ws/echo       WebSocket: every message comes back as it was sent
 //   /ws/chat/{room} WebSocket: every message goes to everybody in the room
 //   /events        server-sent events: one per second with an increasing id, resuming after
 //                  the Last-Event-ID a reconnecting client sends
+//
+// With --redis, every chat started with the same URL is one: a room's messages reach its
+// members on every node and the presence figures count them all (vela::RedisBackplane).
 //
 // Exit codes: 0 after a graceful shutdown (or --help), 1 when the server cannot start (the
 // reason is logged as one line), 2 for a bad command line (one line on stderr).
@@ -20,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include <vela/backplane/redis_backplane.hpp>
 #include <vela/vela.hpp>
 
 #include "cli.hpp"
@@ -33,6 +37,8 @@ constexpr std::string_view kUsage =
     "  --ws-max-message BYTES\n"
     "                largest WebSocket message (and frame) a client may send, 1 to\n"
     "                1073741824 (default 1048576); a 16 MiB echo test needs 16777216\n"
+    "  --redis URL   share rooms and presence with every chat started with the same\n"
+    "                Redis server (redis://[[user]:password@]host[:port][/db])\n"
     "  -h, --help    print this text and exit\n";
 
 constexpr std::string_view kPage = R"(<!doctype html>
@@ -67,6 +73,7 @@ struct Options {
     std::uint16_t port = 8080;
     unsigned threads = 0;
     std::size_t ws_max_message = vela::WsOptions{}.max_message;
+    std::string redis;
 };
 
 Options parse_args(int argc, char** argv) {
@@ -80,6 +87,13 @@ Options parse_args(int argc, char** argv) {
         else if (arg == "--ws-max-message") {
             o.ws_max_message = cl.number(arg, value(), 1u << 30);
             if (o.ws_max_message == 0) cl.error("--ws-max-message must be at least 1");
+        } else if (arg == "--redis") {
+            o.redis = value();
+            try {
+                (void)vela::redis::Url::parse(o.redis);
+            } catch (const std::exception& e) {
+                cl.error(std::string("--redis: ") + e.what());
+            }
         } else
             return false;
         return true;
@@ -93,6 +107,26 @@ int main(int argc, char** argv) {
     const Options opt = parse_args(argc, argv);
     vela::App app;
     vela::Hub hub;  // outlives the server: run() returns before it is destroyed
+    std::unique_ptr<vela::RedisBackplane> backplane;  // rooms across nodes (--redis)
+    if (!opt.redis.empty()) {
+        try {
+            backplane = std::make_unique<vela::RedisBackplane>(hub, opt.redis);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "chat: --redis %s: %s\n", opt.redis.c_str(), e.what());
+            return 1;
+        }
+        vela::metrics(app, {.counters = backplane->counters()});
+    }
+    // Members of a room on every node (this node's without --redis); Redis unreachable: ours.
+    auto here = [&hub, &backplane](vela::Hub::Room& room) -> vela::Task<std::size_t> {
+        if (backplane) {
+            try {
+                co_return co_await backplane->count(room.name());
+            } catch (const std::exception&) {
+            }
+        }
+        co_return room.count();
+    };
 
     app.get("/", [] { return vela::Response::html(std::string(kPage)); });
 
@@ -115,17 +149,19 @@ int main(int argc, char** argv) {
 
     app.ws(
         "/ws/chat/{room}",
-        [&hub](vela::WebSocket& ws, vela::Request& req) -> vela::Task<void> {
+        [&hub, &here](vela::WebSocket& ws, vela::Request& req) -> vela::Task<void> {
             vela::Hub::Room& room = hub.room(req.param("room"));
             room.join(ws);
-            room.broadcast("* somebody joined (" + std::to_string(room.count()) + " here)");
+            std::size_t n = co_await here(room);
+            room.broadcast("* somebody joined (" + std::to_string(n) + " here)");
             for (;;) {
                 vela::WsMessage m = co_await ws.receive();
                 if (m.is_close()) break;
                 room.broadcast(m.data, m.type);
             }
             room.leave(ws);
-            room.broadcast("* somebody left (" + std::to_string(room.count()) + " here)");
+            n = co_await here(room);
+            room.broadcast("* somebody left (" + std::to_string(n) + " here)");
         },
         ws_options);
 
