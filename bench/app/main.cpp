@@ -30,9 +30,9 @@
 #include <string>
 #include <string_view>
 
-#include <vela/backplane/redis_backplane.hpp>
-#include <vela/redis_rate_limit.hpp>
 #include <vela/vela.hpp>
+
+#include "redis_routes.hpp"
 
 namespace {
 
@@ -79,7 +79,8 @@ constexpr std::string_view kUsage =
     "  --tls-port N      HTTPS port (h2 and http/1.1), 0 to 65535 (default 8443)\n"
     "  --metrics         serve Prometheus metrics at /metrics (vela::metrics)\n"
     "  --redis URL       /ws/room spans every app given the same Redis (vela::RedisBackplane),\n"
-    "                    and GET /limited/redis is rate-limited there (vela::RedisRateLimiter)\n"
+    "                    GET /limited/redis is rate-limited there (vela::RedisRateLimiter) and\n"
+    "                    GET /limited/local in process (vela::rate_limit), the same limit\n"
     "  -h, --help        print this text and exit\n";
 
 // A command-line mistake: one line on stderr, exit code 2.
@@ -136,33 +137,17 @@ int main(int argc, char** argv) {
         usage_error(tls_cert.empty() ? "--tls-key needs --tls-cert" : "--tls-cert needs --tls-key");
     vela::log::set_level(vela::log::Level::warn);
 
-    vela::Hub hub;  // made before the app, so it outlives the server
-    std::unique_ptr<vela::RedisBackplane> backplane;
-    std::shared_ptr<vela::redis::Client> redis;
+    vela::Hub hub;                // made before the app, so it outlives the server
+    std::shared_ptr<void> redis;  // with --redis: a backplane and rate limits (outlives app)
+    vela::App app;
     if (!redis_url.empty()) {
         try {
-            backplane = std::make_unique<vela::RedisBackplane>(hub, redis_url);
-            redis = std::make_shared<vela::redis::Client>(redis_url);
+            redis = attach_redis(app, hub, redis_url);
         } catch (const std::exception& e) {
             usage_error(std::string("--redis: ") + e.what());
         }
     }
-    vela::App app;
 
-    // The rate limit's cost: the same limit (never reached, so every request is counted and
-    // answered 200) in process and in Redis.
-    vela::RateLimitOptions never_reached;
-    never_reached.rate = 1'000'000'000;
-    never_reached.period = std::chrono::seconds(1);
-    never_reached.key = vela::rate_limit_key::header("X-Client");
-    app.group("/limited/local").use(vela::rate_limit(never_reached)).get("", [] { return "ok"; });
-    if (redis) {
-        vela::RedisRateLimitOptions ro;
-        ro.limit = never_reached;
-        app.group("/limited/redis").use(vela::RedisRateLimiter(redis, ro)).get("", [] {
-            return "ok";
-        });
-    }
     app.get("/", [] { return "Hello, World!"; });
 
     app.get("/api/status", [] { return Status{"running", "vela"}; });
