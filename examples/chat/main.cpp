@@ -5,10 +5,13 @@
 //   /ws/echo       WebSocket: every message comes back as it was sent
 //   /ws/chat/{room} WebSocket: every message goes to everybody in the room
 //   /events        server-sent events: one per second with an increasing id, resuming after
-//                  the Last-Event-ID a reconnecting client sends
+//                  the Last-Event-ID a reconnecting client sends; with --redis instead, what
+//                  was said in every room on every node (event "said", "room: text"), kept
+//                  in a Redis Stream, resuming on any node
 //
 // With --redis, every chat started with the same URL is one: a room's messages reach its
-// members on every node and the presence figures count them all (vela::RedisBackplane).
+// members on every node, the presence figures count them all (vela::RedisBackplane), and
+// /events streams what was said everywhere (vela::RedisEventStream).
 //
 // Exit codes: 0 after a graceful shutdown (or --help), 1 when the server cannot start (the
 // reason is logged as one line), 2 for a bad command line (one line on stderr).
@@ -24,6 +27,7 @@
 #include <string_view>
 
 #include <vela/backplane/redis_backplane.hpp>
+#include <vela/backplane/redis_event_stream.hpp>
 #include <vela/vela.hpp>
 
 #include "cli.hpp"
@@ -108,17 +112,22 @@ int main(int argc, char** argv) {
     vela::App app;
     vela::Hub hub;  // outlives the server: run() returns before it is destroyed
     std::unique_ptr<vela::RedisBackplane> backplane;  // rooms across nodes (--redis)
+    std::unique_ptr<vela::RedisEventStream> said;     // what was said, as an event stream
     if (!opt.redis.empty()) {
         try {
             backplane = std::make_unique<vela::RedisBackplane>(hub, opt.redis);
+            said = std::make_unique<vela::RedisEventStream>(opt.redis, "chat:said");
         } catch (const std::exception& e) {
             std::fprintf(stderr, "chat: --redis %s: %s\n", opt.redis.c_str(), e.what());
             return 1;
         }
-        vela::metrics(app, {.counters = backplane->counters()});
+        vela::MetricsOptions m;
+        m.counters = backplane->counters();
+        m.counters.push_back(said->counter());
+        vela::metrics(app, m);
     }
     // Members of a room on every node (this node's without --redis); Redis unreachable: ours.
-    auto here = [&hub, &backplane](vela::Hub::Room& room) -> vela::Task<std::size_t> {
+    auto here = [&backplane](vela::Hub::Room& room) -> vela::Task<std::size_t> {
         if (backplane) {
             try {
                 co_return co_await backplane->count(room.name());
@@ -149,7 +158,7 @@ int main(int argc, char** argv) {
 
     app.ws(
         "/ws/chat/{room}",
-        [&hub, &here](vela::WebSocket& ws, vela::Request& req) -> vela::Task<void> {
+        [&hub, &here, &said](vela::WebSocket& ws, vela::Request& req) -> vela::Task<void> {
             vela::Hub::Room& room = hub.room(req.param("room"));
             room.join(ws);
             std::size_t n = co_await here(room);
@@ -158,6 +167,13 @@ int main(int argc, char** argv) {
                 vela::WsMessage m = co_await ws.receive();
                 if (m.is_close()) break;
                 room.broadcast(m.data, m.type);
+                if (said && m.type == vela::WsType::text) {
+                    try {  // the event stream keeps what was said (at most once, like the room)
+                        std::string line = room.name() + ": " + std::string(m.data);
+                        co_await said->publish(std::move(line), "said");
+                    } catch (const std::exception&) {
+                    }
+                }
             }
             room.leave(ws);
             n = co_await here(room);
@@ -165,7 +181,8 @@ int main(int argc, char** argv) {
         },
         ws_options);
 
-    app.get("/events", [](const vela::Request& req) {
+    app.get("/events", [&said](const vela::Request& req) {
+        if (said) return said->serve(req);  // every node's, resumable on any node
         return vela::sse(req, [](vela::SseStream& s) -> vela::Task<void> {
             long id = 0;
             const std::string_view last = s.last_event_id();

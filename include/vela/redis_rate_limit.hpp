@@ -53,7 +53,8 @@ namespace detail::redis_rate_limit {
 
 // KEYS[1]: the bucket. ARGV: emission interval (us per token), burst, cost. Returns
 // {allowed (0/1), tokens left, microseconds until the cost fits (refused), microseconds until
-// full}. TAT (theoretical arrival time) starts at now: a new key is a full bucket.
+// full}. TAT (theoretical arrival time) starts at now: a new key is a full bucket. It is stored
+// with string.format: Lua's own number-to-string keeps 14 digits, too few for microseconds.
 inline constexpr std::string_view kGcra = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -68,12 +69,12 @@ if allow_at > now then
   local left = math.floor((now - (tat - interval * burst)) / interval)
   return {0, left, allow_at - now, tat - now}
 end
-redis.call('SET', KEYS[1], new_tat, 'PX', math.ceil((new_tat - now) / 1000) + 1)
+redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil((new_tat - now) / 1000) + 1)
 return {1, math.floor((now - allow_at) / interval), 0, new_tat - now}
 )lua";
 
 // SHA-1 of kGcra (tests/redis/redis_rate_limit_test.cpp checks it against SCRIPT LOAD).
-inline constexpr std::string_view kGcraSha = "e21e0f4054fdb8b2a3cd052ce6d46a13d3ad1f16";
+inline constexpr std::string_view kGcraSha = "e0080643cf66f57b9afb9b1182b193d17baae9b3";
 
 inline std::uint32_t seconds_up(std::int64_t us) {
     return us <= 0 ? 0 : static_cast<std::uint32_t>((us + 999'999) / 1'000'000);
@@ -158,8 +159,7 @@ class RedisRateLimiter {
         Task<RateLimitDecision> consume(std::shared_ptr<State> self, std::string key,
                                         std::uint32_t cost) {
             std::string full = options.key_prefix + key;
-            const std::string interval = std::to_string(
-                static_cast<std::int64_t>(std::llround(interval_us < 1 ? 1 : interval_us)));
+            const std::string interval = std::to_string(interval_us);  // fractional: any rate
             const std::string b = std::to_string(burst), c = std::to_string(cost);
             redis::Reply r;
             bool unknown_script = false;

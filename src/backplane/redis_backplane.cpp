@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <coroutine>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -84,6 +85,11 @@ bool parse_envelope(std::string_view m, Envelope& e) {
 
 }  // namespace
 
+// The figures, apart from the backplane: /metrics may read them after it is gone.
+struct BackplaneCounters {
+    std::atomic<std::uint64_t> published{0}, failed{0}, received{0}, lost{0}, reconnects{0};
+};
+
 class RedisBackplaneImpl final : public HubBackplane {
   public:
     RedisBackplaneImpl(Hub& h, const std::string& url, RedisBackplaneOptions o)
@@ -103,23 +109,29 @@ class RedisBackplaneImpl final : public HubBackplane {
         redis::Options ro;
         ro.connections_per_loop = 1;  // one connection per loop: a publisher's order is kept
         client_ = std::make_unique<redis::Client>(url, ro);
+        // Numbers restart with the process: a restarted node (same node_id) is new publishers.
+        publisher_prefix_ = random_node_id() + ".";
         room_prefix_ = opt_.prefix + "room:";
         presence_prefix_ = opt_.prefix + "presence:";
         node_prefix_ = opt_.prefix + "node:";
         node_key_ = node_prefix_ + opt_.node_id;
         thread_ = std::thread([this] {
             loop_.post([this] {
-                vela::spawn(subscription());
+                sub_task_ = vela::start(subscription(),
+                                        [this](std::exception_ptr) { sub_task_done_ = true; });
                 heartbeat();
             });
             loop_.run();
         });
     }
 
-    ~RedisBackplaneImpl() override {
+    ~RedisBackplaneImpl() override { stop(); }
+
+    // Withdraws this node's presence (bounded), ends every task of the loop and joins it.
+    void stop() {
+        if (!thread_.joinable()) return;
         loop_.post([this] { shut_down(); });
-        if (thread_.joinable()) thread_.join();
-        sub_.close();
+        thread_.join();
     }
 
     // ---- from the hub (any thread) --------------------------------------------------------
@@ -145,30 +157,34 @@ class RedisBackplaneImpl final : public HubBackplane {
             env.reserve(opt_.node_id.size() + data.size() + 48);
             env += opt_.node_id;
             env += '\n';
+            env += publisher_prefix_;
             env += std::to_string(publisher);
             env += '\n';
             env += std::to_string(seq);
             env += '\n';
             env += type == WsType::binary ? 'b' : 't';
             env += data;
-            published_.fetch_add(1, std::memory_order_relaxed);
+            counters_->published.fetch_add(1, std::memory_order_relaxed);
             std::string channel = room_prefix_ + room.name();
             if (Loop::current()) {
                 vela::spawn(send(std::move(channel), std::move(env)));
             } else {
+                std::lock_guard lock(mu_);  // the loop is there until stopping_ is set
+                if (stopping_) return;
                 loop_.post([this, c = std::move(channel), e = std::move(env)]() mutable {
                     vela::spawn(send(std::move(c), std::move(e)));
                 });
             }
         } catch (...) {
-            failed_.fetch_add(1, std::memory_order_relaxed);
+            counters_->failed.fetch_add(1, std::memory_order_relaxed);
         }
     }
 
     // ---- the API --------------------------------------------------------------------------
 
     Task<std::size_t> count(std::string room) {
-        const std::size_t here = hub_.room(room).count();
+        const Hub::Room* found = hub_.find(room);  // a count makes no room
+        const std::size_t here = found ? found->count() : 0;
         redis::Reply r = co_await client_->command("EVAL", kCount, "1", presence_prefix_ + room,
                                                    node_prefix_, opt_.node_id);
         const std::int64_t others = r.as_integer();
@@ -178,7 +194,7 @@ class RedisBackplaneImpl final : public HubBackplane {
     const std::string& node_id() const noexcept { return opt_.node_id; }
     bool connected() const noexcept { return connected_.load(std::memory_order_relaxed); }
 
-    std::atomic<std::uint64_t> published_{0}, failed_{0}, received_{0}, lost_{0}, reconnects_{0};
+    const std::shared_ptr<BackplaneCounters> counters_ = std::make_shared<BackplaneCounters>();
 
   private:
     struct SeqKey {
@@ -202,7 +218,7 @@ class RedisBackplaneImpl final : public HubBackplane {
         try {
             co_await client_->command("PUBLISH", channel, envelope);
         } catch (const std::exception&) {
-            failed_.fetch_add(1, std::memory_order_relaxed);
+            counters_->failed.fetch_add(1, std::memory_order_relaxed);
         }
     }
 
@@ -215,6 +231,7 @@ class RedisBackplaneImpl final : public HubBackplane {
                 redis::Subscription s = co_await client_->subscribe(node_key_);
                 if (stopping_flag_) break;
                 sub_ = std::move(s);
+                pings_ = 0;
                 connected_.store(true, std::memory_order_relaxed);
                 if (was_connected) log::info("hub backplane: Redis subscription made again");
                 was_connected = true;
@@ -234,7 +251,7 @@ class RedisBackplaneImpl final : public HubBackplane {
             } catch (const std::exception& e) {
                 if (stopping_flag_) break;
                 if (connected_.exchange(false, std::memory_order_relaxed)) {
-                    reconnects_.fetch_add(1, std::memory_order_relaxed);
+                    counters_->reconnects.fetch_add(1, std::memory_order_relaxed);
                     log::warn(
                         "hub backplane: lost the Redis subscription ({}); local delivery "
                         "goes on, reconnecting",
@@ -252,36 +269,39 @@ class RedisBackplaneImpl final : public HubBackplane {
         if (!std::string_view(m.channel).starts_with(room_prefix_)) return;
         Envelope e;
         if (!parse_envelope(m.payload, e) || e.node == opt_.node_id) return;
-        Hub::Room& room = hub_.room(std::string_view(m.channel).substr(room_prefix_.size()));
-        RoomState& st = rooms_[&room];
-        if (!st.subscribed) return;  // sent before our UNSUBSCRIBE reached Redis
+        Hub::Room* found = hub_.find(std::string_view(m.channel).substr(room_prefix_.size()));
+        if (!found) return;
+        Hub::Room& room = *found;
+        auto sit = rooms_.find(&room);
+        if (sit == rooms_.end() || !sit->second.subscribed) return;  // sent before UNSUBSCRIBE
+        RoomState& st = sit->second;
         std::string publisher;
         publisher.reserve(e.node.size() + e.publisher.size() + 1);
         publisher.append(e.node).append(1, '/').append(e.publisher);
         auto [it, fresh] = st.last_seq.try_emplace(std::move(publisher), e.seq);
         if (!fresh) {
-            if (e.seq > it->second + 1) lost_.fetch_add(e.seq - it->second - 1);
+            if (e.seq > it->second + 1) counters_->lost.fetch_add(e.seq - it->second - 1);
             if (e.seq > it->second) it->second = e.seq;
         }
-        received_.fetch_add(1, std::memory_order_relaxed);
+        counters_->received.fetch_add(1, std::memory_order_relaxed);
         room.deliver(e.data, e.type);
     }
 
     // Subscribed exactly while the room has members here.
     void reconcile(Hub::Room& room, RoomState& st) {
-        if (!sub_.is_open()) return;
         const bool want = room.count() > 0;
-        if (want == st.subscribed) return;
+        if (!want) st.last_seq.clear();  // whoever publishes next starts a new baseline
+        if (!sub_.is_open() || want == st.subscribed) return;
         const std::string channel = room_prefix_ + room.name();
         if (want)
             sub_.subscribe_more({channel});
         else
             sub_.unsubscribe({channel});
         st.subscribed = want;
-        if (!want) st.last_seq.clear();
     }
 
     void flush_dirty() {
+        if (stopping_flag_) return;
         std::unordered_set<Hub::Room*> dirty;
         {
             std::lock_guard lock(mu_);
@@ -293,17 +313,28 @@ class RedisBackplaneImpl final : public HubBackplane {
     }
 
     // Every presence_interval: the node is alive, and every room's figure is written again.
+    // A subscription that stopped answering PING (a half-open connection: a partition, a
+    // failover) is closed, so the subscription loop makes a new one.
     void heartbeat() {
         if (stopping_flag_) return;
+        if (sub_.is_open()) {
+            if (pings_ >= sub_.pongs() + 2) {
+                log::warn("hub backplane: the Redis subscription stopped answering; reconnecting");
+                sub_.close();
+            } else {
+                sub_.ping();
+                ++pings_;
+            }
+        }
         for (auto& [room, st] : rooms_) reconcile(*room, st);
         write_presence(true);
-        loop_.call_after(opt_.presence_interval, [this] { heartbeat(); });
+        heartbeat_timer_ = loop_.call_after(opt_.presence_interval, [this] { heartbeat(); });
     }
 
     // Writes the counts that changed (all of them when `all`), once a room's subscription is
     // confirmed: a node that says it has members gets the messages sent to them.
     void write_presence(bool all) {
-        if (!connected()) return;
+        if (!connected() || stopping_flag_) return;
         std::vector<redis::Command> cmds;
         const long long ttl = opt_.presence_ttl.count();
         cmds.emplace_back("SET", node_key_, "1", "PX", ttl);
@@ -342,38 +373,51 @@ class RedisBackplaneImpl final : public HubBackplane {
         }
     }
 
-    // On the loop: withdraw this node's presence (best effort, bounded), then stop.
+    // On the loop: withdraw this node's presence (best effort, at most 500 ms), then end the
+    // subscription task and stop the loop (nothing left suspended).
     void shut_down() {
         {
             std::lock_guard lock(mu_);
             stopping_ = true;
         }
         stopping_flag_ = true;
+        loop_.cancel(heartbeat_timer_);
+        const bool was_connected = connected_.exchange(false);
+        if (!sub_task_done_) sub_task_.destroy();
+        sub_task_done_ = true;
         sub_.close();
+        if (!was_connected) {
+            loop_.stop();
+            return;
+        }
         std::vector<redis::Command> cmds;
         cmds.emplace_back("DEL", node_key_);
         for (auto& [room, st] : rooms_)
-            if (st.written > 0)
+            if (st.written > 0 && st.written != static_cast<std::size_t>(-1))
                 cmds.emplace_back("HDEL", presence_prefix_ + room->name(), opt_.node_id);
-        const std::uint64_t deadline =
-            loop_.call_after(std::chrono::milliseconds(500), [this] { loop_.stop(); });
-        vela::spawn([](RedisBackplaneImpl* self, std::vector<redis::Command> c,
-                       std::uint64_t timer) -> Task<void> {
-            if (self->connected()) {
-                try {
-                    co_await self->client_->pipeline(std::move(c));
-                } catch (const std::exception&) {
-                }
+        auto task = [](RedisBackplaneImpl* self, std::vector<redis::Command> c) -> Task<void> {
+            try {
+                co_await self->client_->pipeline(std::move(c));
+            } catch (const std::exception&) {
             }
-            self->loop_.cancel(timer);
-            self->loop_.stop();
-        }(this, std::move(cmds), deadline));
+        };
+        withdraw_ = vela::start(task(this, std::move(cmds)), [this](std::exception_ptr) {
+            withdraw_done_ = true;
+            loop_.cancel(withdraw_timer_);
+            loop_.stop();
+        });
+        if (withdraw_done_) return;
+        withdraw_timer_ = loop_.call_after(std::chrono::milliseconds(500), [this] {
+            if (!withdraw_done_) withdraw_.destroy();  // Redis too slow: leave it to the expiry
+            withdraw_done_ = true;
+            loop_.stop();
+        });
     }
 
     Hub& hub_;
     RedisBackplaneOptions opt_;
     std::unique_ptr<redis::Client> client_;
-    std::string room_prefix_, presence_prefix_, node_prefix_, node_key_;
+    std::string publisher_prefix_, room_prefix_, presence_prefix_, node_prefix_, node_key_;
     Loop loop_;
     std::thread thread_;
     std::atomic<bool> connected_{false};
@@ -387,6 +431,10 @@ class RedisBackplaneImpl final : public HubBackplane {
 
     // The backplane's loop only.
     bool stopping_flag_ = false;
+    std::coroutine_handle<> sub_task_, withdraw_;
+    bool sub_task_done_ = false, withdraw_done_ = false;
+    std::uint64_t heartbeat_timer_ = 0, withdraw_timer_ = 0;
+    std::uint64_t pings_ = 0;
     redis::Subscription sub_;
     std::unordered_map<Hub::Room*, RoomState> rooms_;
 };
@@ -401,35 +449,43 @@ RedisBackplane::RedisBackplane(Hub& hub, const std::string& url, RedisBackplaneO
 
 RedisBackplane::~RedisBackplane() {
     hub_->set_backplane(nullptr);
-    impl_.reset();
+    impl_->stop();
 }
 
 Task<std::size_t> RedisBackplane::count(std::string room) { return impl_->count(std::move(room)); }
 const std::string& RedisBackplane::node_id() const noexcept { return impl_->node_id(); }
 bool RedisBackplane::connected() const noexcept { return impl_->connected(); }
-std::uint64_t RedisBackplane::published() const noexcept { return impl_->published_.load(); }
-std::uint64_t RedisBackplane::publish_failed() const noexcept { return impl_->failed_.load(); }
-std::uint64_t RedisBackplane::received() const noexcept { return impl_->received_.load(); }
-std::uint64_t RedisBackplane::lost() const noexcept { return impl_->lost_.load(); }
-std::uint64_t RedisBackplane::reconnects() const noexcept { return impl_->reconnects_.load(); }
+std::uint64_t RedisBackplane::published() const noexcept {
+    return impl_->counters_->published.load();
+}
+std::uint64_t RedisBackplane::publish_failed() const noexcept {
+    return impl_->counters_->failed.load();
+}
+std::uint64_t RedisBackplane::received() const noexcept {
+    return impl_->counters_->received.load();
+}
+std::uint64_t RedisBackplane::lost() const noexcept { return impl_->counters_->lost.load(); }
+std::uint64_t RedisBackplane::reconnects() const noexcept {
+    return impl_->counters_->reconnects.load();
+}
 
 std::vector<CounterSource> RedisBackplane::counters() const {
-    std::shared_ptr<detail::RedisBackplaneImpl> s = impl_;
-    auto of = [s](std::atomic<std::uint64_t> detail::RedisBackplaneImpl::*f) {
-        return [s, f] { return ((*s).*f).load(std::memory_order_relaxed); };
+    std::shared_ptr<detail::BackplaneCounters> c = impl_->counters_;  // not the backplane
+    using C = detail::BackplaneCounters;
+    auto of = [c](std::atomic<std::uint64_t> C::*f) {
+        return [c, f] { return ((*c).*f).load(std::memory_order_relaxed); };
     };
-    using I = detail::RedisBackplaneImpl;
     return {
         {"vela_hub_backplane_published_total", "Room messages this node published to Redis.", "",
-         "", of(&I::published_)},
+         "", of(&C::published)},
         {"vela_hub_backplane_publish_failed_total",
-         "Room messages this node could not publish (Redis unreachable).", "", "", of(&I::failed_)},
+         "Room messages this node could not publish (Redis unreachable).", "", "", of(&C::failed)},
         {"vela_hub_backplane_received_total", "Room messages received from other nodes.", "", "",
-         of(&I::received_)},
+         of(&C::received)},
         {"vela_hub_backplane_lost_total",
-         "Room messages of other nodes this node missed (sequence gaps).", "", "", of(&I::lost_)},
+         "Room messages of other nodes this node missed (sequence gaps).", "", "", of(&C::lost)},
         {"vela_hub_backplane_reconnects_total", "Times the Redis subscription was lost.", "", "",
-         of(&I::reconnects_)},
+         of(&C::reconnects)},
     };
 }
 

@@ -102,15 +102,18 @@ class RedisEventStreamImpl : public std::enable_shared_from_this<RedisEventStrea
         });
     }
 
-    ~RedisEventStreamImpl() {
-        if (thread_.joinable()) {
-            loop_.post([this] {
-                stopping_ = true;
-                if (!reader_done_) reader_.destroy();  // abandons the XREAD it waits on
-                loop_.stop();
-            });
-            thread_.join();
-        }
+    ~RedisEventStreamImpl() { stop(); }
+
+    // Ends the reader (abandoning the XREAD it waits on) and joins the loop's thread.
+    void stop() {
+        if (!thread_.joinable()) return;
+        loop_.post([this] {
+            stopping_ = true;
+            if (!reader_done_) reader_.destroy();
+            reader_done_ = true;
+            loop_.stop();
+        });
+        thread_.join();
     }
 
     Task<std::string> publish(std::string data, std::string event) {
@@ -134,7 +137,9 @@ class RedisEventStreamImpl : public std::enable_shared_from_this<RedisEventStrea
     std::size_t clients() const noexcept { return clients_.load(std::memory_order_relaxed); }
 
     const std::string key_;
-    std::atomic<std::uint64_t> reconnects_{0};
+    // Apart from the stream: /metrics may read it after the stream is gone.
+    const std::shared_ptr<std::atomic<std::uint64_t>> reconnects_ =
+        std::make_shared<std::atomic<std::uint64_t>>(0);
 
   private:
     using Command = redis::Command;
@@ -277,7 +282,7 @@ class RedisEventStreamImpl : public std::enable_shared_from_this<RedisEventStrea
                 if (stopping_) co_return;
                 if (!down) {
                     down = true;
-                    reconnects_.fetch_add(1, std::memory_order_relaxed);
+                    reconnects_->fetch_add(1, std::memory_order_relaxed);
                     log::warn("event stream {}: reading failed ({}); trying again", key_, e.what());
                 }
             }
@@ -307,7 +312,7 @@ RedisEventStream::RedisEventStream(const std::string& url, std::string key,
     impl_->start();
 }
 
-RedisEventStream::~RedisEventStream() = default;
+RedisEventStream::~RedisEventStream() { impl_->stop(); }
 
 Task<std::string> RedisEventStream::publish(std::string data, std::string event) {
     return impl_->publish(std::move(data), std::move(event));
@@ -317,13 +322,13 @@ Response RedisEventStream::serve(const Request& req) { return impl_->serve(req);
 
 std::size_t RedisEventStream::clients() const noexcept { return impl_->clients(); }
 
-std::uint64_t RedisEventStream::reconnects() const noexcept { return impl_->reconnects_.load(); }
+std::uint64_t RedisEventStream::reconnects() const noexcept { return impl_->reconnects_->load(); }
 
 CounterSource RedisEventStream::counter() const {
-    std::shared_ptr<detail::RedisEventStreamImpl> s = impl_;
+    std::shared_ptr<std::atomic<std::uint64_t>> n = impl_->reconnects_;  // not the stream
     return CounterSource{"vela_event_stream_reconnects_total",
                          "Times a Redis event stream's reader lost its connection.", "stream",
-                         s->key_, [s] { return s->reconnects_.load(std::memory_order_relaxed); }};
+                         impl_->key_, [n] { return n->load(std::memory_order_relaxed); }};
 }
 
 }  // namespace vela

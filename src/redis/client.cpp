@@ -456,6 +456,7 @@ struct SubState final : ConnOwner, std::enable_shared_from_this<SubState> {
     std::exception_ptr error;
     std::size_t confirmations_left = 0;
     std::unordered_set<std::string> confirmed;  // channels the server said we are on
+    std::uint64_t pongs = 0;
     bool closed = false;
 
     explicit SubState(Loop& l) : loop(l) {}
@@ -496,6 +497,8 @@ struct SubState final : ConnOwner, std::enable_shared_from_this<SubState> {
             if (confirmations_left > 0 && --confirmations_left == 0) wake();
         } else if (kind == "unsubscribe" && e.size() >= 2) {
             confirmed.erase(e[1].str);
+        } else if (kind == "pong") {
+            ++pongs;
         }
     }
 
@@ -754,6 +757,13 @@ void Subscription::unsubscribe(const std::vector<std::string>& channels) {
     }
     st_->conn->enqueue_unanswered(c);
 }
+
+void Subscription::ping() {
+    if (!is_open()) throw Error("redis: ping() on a closed subscription");
+    st_->conn->enqueue_unanswered(Command{"PING"});
+}
+
+std::uint64_t Subscription::pongs() const noexcept { return st_ ? st_->pongs : 0; }
 
 bool Subscription::is_subscribed(std::string_view channel) const noexcept {
     return st_ && !st_->closed && st_->confirmed.count(std::string(channel)) != 0;

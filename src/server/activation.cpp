@@ -27,8 +27,9 @@ constexpr int kFirstFd = 3;  // SD_LISTEN_FDS_START
 
 std::mutex g_mutex;
 bool g_taken = false;
-int g_ready_fd = -1;       // VELA_RESTART_FD, until announce_ready() writes to it
-bool g_successor = false;  // started by a predecessor's hot restart
+std::vector<PassedSocket> g_pool;  // read, not yet served by a Server
+int g_ready_fd = -1;               // VELA_RESTART_FD, until announce_ready() writes to it
+bool g_successor = false;          // started by a predecessor's hot restart
 std::atomic<bool> g_announced{false};
 
 // A whole non-negative decimal number, or -1.
@@ -114,7 +115,10 @@ bool is_handover_variable(const char* e) {
 std::vector<PassedSocket> take_passed_sockets() {
     std::lock_guard lock(g_mutex);
     std::vector<PassedSocket> out;
-    if (g_taken) return out;
+    if (g_taken) {
+        out.swap(g_pool);
+        return out;
+    }
     g_taken = true;
     const long pid = parse_number(std::getenv("LISTEN_PID"));
     const long count = parse_number(std::getenv("LISTEN_FDS"));
@@ -160,15 +164,27 @@ std::vector<PassedSocket> take_passed_sockets() {
     return out;
 }
 
+void return_passed_sockets(std::vector<PassedSocket> unused) {
+    std::lock_guard lock(g_mutex);
+    for (PassedSocket& s : unused) g_pool.push_back(std::move(s));
+}
+
+// A predecessor names its sockets "vela.<endpoint index>": that index must be `index` (so an
+// endpoint on port 0 gets its own socket back); the address must match all the same, and the
+// port too unless the endpoint asks for any.
 bool passed_socket_matches(const PassedSocket& s, const net::Endpoint& ep, std::size_t index) {
+    bool any_port = false;
     if (s.name.starts_with("vela.")) {
         std::size_t i = 0;
         const std::string_view n = std::string_view(s.name).substr(5);
         auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), i);
-        if (ec == std::errc{} && p == n.data() + n.size())
-            return i == index && s.where.kind == ep.kind;
+        if (ec == std::errc{} && p == n.data() + n.size()) {
+            if (i != index) return false;
+            any_port = ep.port == 0;
+        }
     }
-    if (ep.kind != net::Endpoint::Kind::unix_path && (ep.port == 0 || s.where.port != ep.port))
+    if (ep.kind != net::Endpoint::Kind::unix_path && !any_port &&
+        (ep.port == 0 || s.where.port != ep.port))
         return false;
     // systemd's "ListenStream=8080" is [::]:8080 taking IPv4 too: it serves 0.0.0.0:8080.
     if (ep.kind == net::Endpoint::Kind::tcp4 && s.where.kind == net::Endpoint::Kind::tcp6 &&
@@ -276,6 +292,9 @@ pid_t spawn_successor(const std::vector<int>& fds, const std::vector<std::string
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);  // the server blocks its signals for signalfd
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGPIPE, &dfl, nullptr);  // ignored by the server; the successor decides
     ::execve(path.c_str(), argv.data(), envp.data());
     ::_exit(127);
 }

@@ -28,10 +28,13 @@ struct PassedSocket {
     std::string name;
 };
 
-/// The sockets passed to this process (LISTEN_FDS with LISTEN_PID == getpid()), once: the
-/// variables are removed, so a second call (or a child) gets none. Descriptors that are not
-/// listening stream sockets are left alone and reported by one warning each.
+/// The sockets passed to this process (LISTEN_FDS with LISTEN_PID == getpid()) that no server
+/// took yet: read once (the variables are then removed, so a child gets none); a later call
+/// gets what return_passed_sockets() gave back. Descriptors that are not listening stream
+/// sockets are left alone and reported by one warning each.
 std::vector<PassedSocket> take_passed_sockets();
+/// Gives back the sockets a server did not want, for the next server of this process.
+void return_passed_sockets(std::vector<PassedSocket> unused);
 
 /// Whether `ep` (as configured, port 0 allowed) is where `s` listens: by its name
 /// "vela.<index>" when it has one, else by kind, address and port.

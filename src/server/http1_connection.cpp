@@ -52,7 +52,10 @@ void Http1Connection::drain() {
     if (phase_ == Phase::linger) {
         close();
     } else if (handshaking_) {
-        // The handshake finishes (or times out); the request that follows gets the grace.
+        // The handshake may finish within linger_timeout; the request that follows gets it too.
+        const milliseconds grace = worker_.options().linger_timeout;
+        if (t_.loop().now_ms() + static_cast<std::uint64_t>(grace.count()) < deadline_ms_)
+            set_phase(phase_, grace);
     } else if (idle()) {
         const milliseconds grace = worker_.options().linger_timeout;
         if (t_.loop().now_ms() + static_cast<std::uint64_t>(grace.count()) < deadline_ms_ ||
@@ -676,6 +679,7 @@ void Http1Connection::hand_over_to_http2(std::unique_ptr<Request> upgraded, std:
     if (req_) worker_.release_request(std::move(req_));
     worker_.replace_connection(this, h2);
     h2->start();
+    if (worker_.draining()) h2->drain();  // made during a graceful stop: GOAWAY at once
 }
 
 // The route reads this request's body itself (http1_request_body.cpp).
@@ -716,6 +720,7 @@ void Http1Connection::hand_over_to_websocket(std::shared_ptr<Upgrade> u, const R
     ws->adopt_info(info);
     worker_.replace_connection(this, ws);
     ws->start();
+    if (worker_.draining()) ws->drain();  // made during a graceful stop: it ends too
 }
 
 // A tunnel (vela::tunnel): the 101, then the socket joined to the other connection.

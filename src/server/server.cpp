@@ -157,18 +157,22 @@ void Server::open_listeners(unsigned threads) {
         }
     } catch (...) {
         workers_.clear();
+        std::vector<detail::PassedSocket> unused;
         for (auto& p : passed)
-            if (p.fd >= 0) ::close(p.fd);
+            if (p.fd >= 0) unused.push_back(std::move(p));
+        detail::return_passed_sockets(std::move(unused));
         throw;
     }
+    std::vector<detail::PassedSocket> unused;
     for (auto& p : passed) {
         if (p.fd < 0) continue;
-        log::warn(
+        log::info(
             "{}: a socket passed at start (fd {}) matches no endpoint of this server; "
-            "closed",
+            "kept for another",
             p.where.to_string(), p.fd);
-        ::close(p.fd);
+        unused.push_back(std::move(p));
     }
+    if (!unused.empty()) detail::return_passed_sockets(std::move(unused));
     endpoints_ = std::move(resolved);
     listen_fds_ = std::move(given_fds);
     port_ = first_port;
@@ -226,7 +230,11 @@ int Server::run(unsigned threads) {
 }
 
 void Server::stop() {
-    const bool first = !stop_requested_.exchange(true);
+    bool first;
+    {
+        std::lock_guard lock(restart_mu_);  // not while a hot restart forks with our sockets
+        first = !stop_requested_.exchange(true);
+    }
     if (!workers_ready_.load()) return;  // start()/run() will see stop_requested_
     if (first) detail::notify_service_manager("STOPPING=1");
     if (options_.drain_delay.count() > 0) {
@@ -252,11 +260,23 @@ int Server::wait() {
     for (auto& t : threads_)
         if (t.joinable()) t.join();
     threads_.clear();
-    if (restart_watch_.joinable()) restart_watch_.join();
+    std::thread watch;
+    {
+        std::lock_guard lock(restart_mu_);
+        watch = std::move(restart_watch_);
+    }
+    if (watch.joinable()) watch.join();
     return 0;
 }
 
 bool Server::hot_restart(std::chrono::milliseconds ready_timeout) {
+    if (!options_.socket_activation) {
+        log::warn(
+            "hot restart refused: ServerOptions::socket_activation is off (the successor "
+            "would not take the sockets)");
+        return false;
+    }
+    std::lock_guard lock(restart_mu_);  // against stop() closing the listeners, and wait()
     if (!workers_ready_.load() || stop_requested_.load()) {
         log::warn("hot restart refused: the server is not running (or already stopping)");
         return false;
@@ -317,8 +337,12 @@ void Server::watch_successor(int pid, int ready_fd, std::chrono::milliseconds ti
     ::close(ready_fd);
     if (got == 1) {
         log::info("hot restart: successor {} accepts; draining this process", pid);
-        stop_requested_.store(true);
-        detail::notify_service_manager("STOPPING=1");
+        // The service manager follows the successor (no STOPPING=1: that would stop the unit).
+        detail::notify_service_manager("MAINPID=" + std::to_string(pid));
+        {
+            std::lock_guard lock(restart_mu_);
+            stop_requested_.store(true);
+        }
         stop_workers();  // no drain_delay: the successor serves the same sockets already
         return;
     }
@@ -327,13 +351,21 @@ void Server::watch_successor(int pid, int ready_fd, std::chrono::milliseconds ti
             "hot restart failed: the successor (pid {}) exited before accepting; still "
             "serving",
             pid);
-    else
+    else if (!stop_requested_.load())
         log::error(
             "hot restart failed: the successor (pid {}) was not ready in time; stopped "
             "it, still serving",
             pid);
+    else
+        log::info("hot restart abandoned: this server is stopping; successor {} stopped", pid);
+    // Stopped and reaped: SIGTERM, then SIGKILL if it does not go within 5 s.
     ::kill(pid, SIGTERM);
-    ::waitpid(pid, nullptr, 0);
+    for (int i = 0; i < 500 && ::waitpid(pid, nullptr, WNOHANG) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (::waitpid(pid, nullptr, WNOHANG) == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
     restarting_.store(false);
 }
 

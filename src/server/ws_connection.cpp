@@ -928,6 +928,12 @@ Hub::Room& Hub::room(std::string_view name) {
     return *it->second;
 }
 
+Hub::Room* Hub::find(std::string_view name) {
+    std::lock_guard lock(mu_);
+    auto it = rooms_.find(std::string(name));
+    return it == rooms_.end() ? nullptr : it->second.get();
+}
+
 Hub::Room::Room(Hub& hub, std::string name) : hub_(hub), name_(std::move(name)) {}
 Hub::Room::~Room() {
     for (auto& s : slots_) delete s.load(std::memory_order_relaxed);

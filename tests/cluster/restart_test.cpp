@@ -125,13 +125,11 @@ TEST(SocketActivation, SocketsForAnotherProcessAreIgnored) {
 
 class HotRestart : public ::testing::Test {
   protected:
-    void SetUp() override {
-        if (!e2e::have("wrk")) GTEST_SKIP() << "wrk is not installed";
-        adopt_orphans();
-    }
+    void SetUp() override { adopt_orphans(); }
 };
 
 TEST_F(HotRestart, UnderLoadNoRequestFailsAndNoConnectionIsRefused) {
+    if (!e2e::have("wrk")) GTEST_SKIP() << "wrk is not installed";
     TempDir dir;
     const std::uint16_t port = free_port();
     Node node;
@@ -154,6 +152,9 @@ TEST_F(HotRestart, UnderLoadNoRequestFailsAndNoConnectionIsRefused) {
     EXPECT_GT(second, 0);
     EXPECT_NE(second, first);
     node.adopt(second);  // ours now (we reap orphans)
+    // The successor served the sockets it was given (it opened none of its own).
+    EXPECT_NE(node.log().find("passed at start"), std::string::npos) << node.log();
+    EXPECT_EQ(node.log().find("matches no endpoint"), std::string::npos) << node.log();
 
     const Reply s = slow.get();
     EXPECT_EQ(s.status, 200);
@@ -182,11 +183,13 @@ TEST_F(HotRestart, StartsTheBinaryNowAtThePathAndSurvivesABadOne) {
     const std::string bin = dir.file("app");
     std::filesystem::copy_file(VELA_NODE_BINARY, bin);
     const std::uint16_t port = free_port();
+    const int notify = notify_socket(dir.file("notify"));  // as under systemd, Type=notify
     Node node;
     node.start(bin, {"--listen", "127.0.0.1:" + std::to_string(port), "--name", "v1"},
-               dir.file("log"));
+               dir.file("log"), "export NOTIFY_SOCKET=" + dir.file("notify") + ";");
     ASSERT_TRUE(wait_ready(port)) << node.log();
     EXPECT_EQ(http(port, "/hello").body, "hello from v1");
+    EXPECT_EQ(next_notice(notify, 5s), "READY=1");
 
     // A broken release: the successor exits at once.
     {
@@ -218,6 +221,15 @@ TEST_F(HotRestart, StartsTheBinaryNowAtThePathAndSurvivesABadOne) {
     EXPECT_NE(next, old);
     node.adopt(next);
     EXPECT_EQ(http(port, "/hello").body, "hello from v2");
+    // The manager heard of the successor (from it and from the old process), and never a
+    // STOPPING=1, which would have stopped the whole service.
+    std::string notices;
+    for (std::string n; !(n = next_notice(notify, 300ms)).empty();) notices += n + "|";
+    const std::string successor = "MAINPID=" + std::to_string(next);
+    EXPECT_NE(notices.find(successor + "\nREADY=1"), std::string::npos) << notices;
+    EXPECT_NE(notices.find(successor + "|"), std::string::npos) << notices;
+    EXPECT_EQ(notices.find("STOPPING"), std::string::npos) << notices;
+    ::close(notify);
 }
 
 }  // namespace

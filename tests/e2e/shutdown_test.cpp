@@ -43,7 +43,8 @@ TEST(ShutdownTest, InFlightRequestCompletesAndIdleConnectionsClose) {
     const auto t0 = SteadyClock::now();
     app.stop();
 
-    // The idle keep-alive connection is closed without a response.
+    // The idle keep-alive connection is closed without a response (after linger_timeout: it
+    // could have sent one more request meanwhile).
     EXPECT_EQ(idle.wait_end(1500ms), Client::End::eof) << "pending: " << idle.pending();
 
     // The request in flight completes, announcing the close.
@@ -63,6 +64,30 @@ TEST(ShutdownTest, InFlightRequestCompletesAndIdleConnectionsClose) {
     ASSERT_EQ(waited.wait_for(2s), std::future_status::ready) << "wait() did not return promptly";
     EXPECT_EQ(waited.get(), 0);
     EXPECT_LT(ms_since(t0), 2000) << "shutdown took as long as the shutdown deadline";
+}
+
+// A client that sent its next request on a kept-alive connection just as the drain began must
+// not see it fail: the request is answered, with Connection: close, then the connection ends.
+TEST(ShutdownTest, AnIdleConnectionsNextRequestIsAnsweredThenClosed) {
+    App app;
+    quick_options(app.options());
+    app.options().linger_timeout = Ms{1500};
+    add_basic_routes(app);
+    start_app(app, 1);
+    Client c = Client::tcp(app.port());
+    ASSERT_TRUE(c.send(get_request("/hello")));
+    auto r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    ASSERT_FALSE(r->announces_close());
+    app.stop();
+    std::this_thread::sleep_for(100ms);  // the drain has begun; the connection is still open
+    ASSERT_TRUE(c.send(get_request("/hello")));
+    r = c.read_response();
+    ASSERT_TRUE(r) << c.error();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_TRUE(r->announces_close());
+    EXPECT_EQ(c.wait_end(1000ms), Client::End::eof) << "pending: " << c.pending();
+    EXPECT_EQ(app.wait(), 0);
 }
 
 TEST(ShutdownTest, ShutdownDeadlineCutsOffAHandlerThatTakesTooLong) {

@@ -122,6 +122,21 @@ TEST(RedisBackplane, RoomsSpanNodesInOrderAndPresenceIsSummed) {
     }
     // The room with no member on a: nothing of lobby reached it.
     EXPECT_FALSE(other.read_message(200ms));
+    // ... and a is not subscribed to it: what b's member says there never reaches a.
+    const std::uint64_t a_received = a.bp->received();
+    WsClient other2 = b.join("elsewhere");
+    ASSERT_TRUE(other2.send_text("only b"));
+    auto o = other.read_message(5s);
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->payload, "only b");
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(a.bp->received(), a_received);
+    redis::Client raw(url);
+    const std::int64_t subscribers = run_on_loop([&]() -> Task<std::int64_t> {
+        redis::Reply r = co_await raw.command("PUBSUB", "NUMSUB", prefix + "room:elsewhere");
+        co_return r.as_array().at(1).as_integer();
+    }());
+    EXPECT_EQ(subscribers, 1);  // b alone
     EXPECT_EQ(b.bp->lost(), 0u);
     EXPECT_GE(b.bp->received(), 301u);
     EXPECT_GE(a.bp->published(), 301u);
@@ -135,7 +150,10 @@ TEST(RedisBackplane, RoomsSpanNodesInOrderAndPresenceIsSummed) {
 TEST(RedisBackplane, ADeadNodesMembersAgeOutAndAStoppedNodeWithdraws) {
     VELA_NEED_REDIS(url);
     const std::string prefix = unique_prefix("presence");
-    TestNode a(url, fast(prefix, "a"));
+    // A long expiry: b's members must go because b says so, not because its key expired.
+    RedisBackplaneOptions slow = fast(prefix, "a");
+    slow.presence_ttl = 20s;
+    TestNode a(url, slow);
     ASSERT_TRUE(eventually([&] { return a.bp->connected(); }));
     WsClient a1 = a.join("r");
     // A node that died: its figure is there, its liveness key is not (it expired).
@@ -144,11 +162,15 @@ TEST(RedisBackplane, ADeadNodesMembersAgeOutAndAStoppedNodeWithdraws) {
         [&]() -> Task<void> { co_await raw.command("HSET", prefix + "presence:r", "ghost", 7); }());
     ASSERT_TRUE(eventually([&] { return a.count("r") == 1; })) << a.count("r");
     {
-        TestNode b(url, fast(prefix, "b"));
+        RedisBackplaneOptions slow_b = slow;
+        slow_b.node_id = "b";
+        TestNode b(url, slow_b);
         WsClient b1 = b.join("r");
         ASSERT_TRUE(eventually([&] { return a.count("r") == 2; })) << a.count("r");
-    }  // b stops: it takes its members out at once
-    EXPECT_TRUE(eventually([&] { return a.count("r") == 1; }, 2s)) << a.count("r");
+        WsClient b2 = b.join("r");
+        ASSERT_TRUE(eventually([&] { return a.count("r") == 3; })) << a.count("r");
+    }  // b stops with its members still there: it takes them out itself
+    EXPECT_TRUE(eventually([&] { return a.count("r") == 1; }, 1s)) << a.count("r");
 }
 
 TEST(RedisBackplane, RedisRestartLosesMessagesNotRooms) {
@@ -188,6 +210,20 @@ TEST(RedisBackplane, RedisRestartLosesMessagesNotRooms) {
     m = a2.read_message(5s);
     ASSERT_TRUE(m);
     EXPECT_EQ(m->payload, "after");
+}
+
+TEST(RedisBackplane, StopsPromptlyWhileRedisIsAway) {
+    Hub hub;
+    RedisBackplaneOptions o = fast(unique_prefix("away"), "z");
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+        RedisBackplane bp(hub, "redis://127.0.0.1:1/0", o);  // nothing listens there
+        std::this_thread::sleep_for(300ms);                  // a few failed attempts
+        EXPECT_FALSE(bp.connected());
+        EXPECT_NE(hub.backplane(), nullptr);
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+    EXPECT_EQ(hub.backplane(), nullptr);
 }
 
 TEST(RedisBackplane, CountersReachMetrics) {

@@ -14,9 +14,10 @@
 // Serving. serve() answers text/event-stream with every new event (id, event type, data). A
 // request carrying Last-Event-ID (a browser's EventSource sends it when it reconnects, to
 // whichever node the load balancer picks) first gets the events after that id still in the
-// stream (XRANGE, at most replay_max of them), then the new ones: none is lost or repeated
-// as long as Redis still holds it. An id older than what the stream kept replays from the
-// oldest it has. Each node reads the stream once (one XREAD BLOCK loop on a thread of its
+// stream (the newest replay_max of them, by XREVRANGE), then the new ones: none is repeated,
+// and none is lost as long as Redis still holds it and it is among those replay_max. An id
+// older than what the stream kept replays from the oldest it has. (Needs Redis 6.2 or later:
+// exclusive ranges.) Each node reads the stream once (one XREAD BLOCK loop on a thread of its
 // own, resuming from the last id it saw after a lost connection) and hands each event to
 // its clients' loops, whatever their number.
 //

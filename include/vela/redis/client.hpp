@@ -222,6 +222,10 @@ class Subscription {
     void unsubscribe(const std::vector<std::string>& channels);
     /// True once the server confirmed a subscription to `channel` (and no unsubscribe since).
     bool is_subscribed(std::string_view channel) const noexcept;
+    /// Sends PING on this connection (on its loop), to find out whether it still works.
+    void ping();
+    /// PONGs received so far (one per ping() the server answered).
+    std::uint64_t pongs() const noexcept;
 
   private:
     friend class Client;

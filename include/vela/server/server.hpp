@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -209,6 +210,7 @@ class Server {
     void stop_workers();
     // Every listening fd with the index of its endpoint (for hot_restart()).
     std::vector<std::pair<int, std::size_t>> listen_fds_;
+    std::mutex restart_mu_;                // restart_watch_; stop() against a fork
     std::thread restart_watch_;            // waits for a successor's word
     std::atomic<bool> restarting_{false};  // a successor is starting
 

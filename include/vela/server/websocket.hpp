@@ -259,6 +259,8 @@ class Hub {
     }
     /// Members of room `name` now, over all loops.
     std::size_t count(std::string_view name) { return room(name).count(); }
+    /// Room `name` if it was made already, else nullptr (makes none).
+    Room* find(std::string_view name);
     /// Connects the rooms to other nodes through `bp` (nullptr: detaches). Before the server
     /// runs, or after it stopped: broadcasts read it without a lock. RedisBackplane calls it.
     void set_backplane(HubBackplane* bp) noexcept { backplane_ = bp; }
