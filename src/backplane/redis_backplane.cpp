@@ -14,6 +14,7 @@
 
 #include "vela/base/log.hpp"
 #include "vela/reactor/loop.hpp"
+#include "wire.hpp"
 
 namespace vela {
 namespace detail {
@@ -55,32 +56,6 @@ std::atomic<std::uint64_t> g_next_thread{1};
 std::uint64_t thread_index() {
     thread_local const std::uint64_t index = g_next_thread.fetch_add(1);
     return index;
-}
-
-// A message on the wire: "<node>\n<publisher>\n<seq>\n<t|b><payload>".
-struct Envelope {
-    std::string_view node, publisher;
-    std::uint64_t seq = 0;
-    WsType type = WsType::text;
-    std::string_view data;
-};
-
-bool parse_envelope(std::string_view m, Envelope& e) {
-    std::string_view parts[3];
-    for (auto& p : parts) {
-        const std::size_t nl = m.find('\n');
-        if (nl == std::string_view::npos) return false;
-        p = m.substr(0, nl);
-        m.remove_prefix(nl + 1);
-    }
-    e.node = parts[0];
-    e.publisher = parts[1];
-    auto [end, ec] = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), e.seq);
-    if (ec != std::errc{} || end != parts[2].data() + parts[2].size() || m.empty()) return false;
-    if (m[0] != 't' && m[0] != 'b') return false;
-    e.type = m[0] == 'b' ? WsType::binary : WsType::text;
-    e.data = m.substr(1);
-    return true;
 }
 
 }  // namespace
@@ -154,16 +129,9 @@ class RedisBackplaneImpl final : public HubBackplane {
                 seq = ++seqs_[SeqKey{&room, publisher}];
             }
             std::string env;
-            env.reserve(opt_.node_id.size() + data.size() + 48);
-            env += opt_.node_id;
-            env += '\n';
-            env += publisher_prefix_;
-            env += std::to_string(publisher);
-            env += '\n';
-            env += std::to_string(seq);
-            env += '\n';
-            env += type == WsType::binary ? 'b' : 't';
-            env += data;
+            env.reserve(opt_.node_id.size() + data.size() + 64);
+            write_envelope(env, opt_.node_id, publisher_prefix_ + std::to_string(publisher), seq,
+                           type, data);
             counters_->published.fetch_add(1, std::memory_order_relaxed);
             std::string channel = room_prefix_ + room.name();
             if (Loop::current()) {

@@ -14,25 +14,11 @@
 #include "vela/base/log.hpp"
 #include "vela/reactor/loop.hpp"
 #include "vela/redis/client.hpp"
+#include "wire.hpp"
 
 namespace vela {
 namespace detail {
 namespace {
-
-// A stream entry id "<ms>-<seq>" as two numbers (ids compare as such, not as text).
-struct EntryId {
-    std::uint64_t ms = 0, seq = 0;
-    auto operator<=>(const EntryId&) const = default;
-};
-
-bool parse_id(std::string_view s, EntryId& id) {
-    const std::size_t dash = s.find('-');
-    if (dash == std::string_view::npos) return false;
-    auto [p1, e1] = std::from_chars(s.data(), s.data() + dash, id.ms);
-    auto [p2, e2] = std::from_chars(s.data() + dash + 1, s.data() + s.size(), id.seq);
-    return e1 == std::errc{} && p1 == s.data() + dash && e2 == std::errc{} &&
-           p2 == s.data() + s.size() && dash > 0 && dash + 1 < s.size();
-}
 
 struct StreamEvent {
     std::string id;
@@ -49,7 +35,7 @@ std::vector<StreamEvent> parse_entries(const redis::Reply& r) {
         if (e.type != redis::Reply::Type::array || e.elements.size() != 2) continue;
         StreamEvent ev;
         ev.id = e.elements[0].str;
-        if (!parse_id(ev.id, ev.key)) continue;
+        if (!parse_entry_id(ev.id, ev.key)) continue;
         const auto& f = e.elements[1].elements;
         for (std::size_t i = 0; i + 1 < f.size(); i += 2) {
             if (f[i].str == "data")
@@ -189,7 +175,7 @@ class RedisEventStreamImpl : public std::enable_shared_from_this<RedisEventStrea
         bool have_sent = false;
         if (!s.last_event_id().empty()) {
             EntryId from;
-            if (parse_id(s.last_event_id(), from)) {
+            if (parse_entry_id(s.last_event_id(), from)) {
                 sent = from;
                 have_sent = true;
                 // The newest replay_max after it: XREVRANGE down to it, sent oldest first.
