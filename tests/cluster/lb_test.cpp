@@ -24,6 +24,12 @@ namespace {
 using e2e::Ms;
 using e2e::WsClient;
 
+// A name no earlier test used (one process may run both balancers' tests).
+std::string unique(const char* what) {
+    return std::string(what) + std::to_string(::getpid()) + "-" +
+           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
 // The load balancers under test.
 enum class Balancer { haproxy, nginx };
 
@@ -214,7 +220,7 @@ class Cluster : public ::testing::TestWithParam<Balancer> {
 };
 
 TEST_P(Cluster, RoomsPresenceLimitsAndSessionsSpanTheNodes) {
-    const std::string room = "lobby" + std::to_string(::getpid());
+    const std::string room = unique("lobby");
     // Round robin: four clients reach at least two different nodes.
     std::vector<WsClient> clients;
     std::vector<std::string> on;
@@ -240,7 +246,8 @@ TEST_P(Cluster, RoomsPresenceLimitsAndSessionsSpanTheNodes) {
     }
 
     // The shared limit: 20 a minute for one client, whichever node its requests reach.
-    const std::string who = "-H 'X-Client: t" + std::to_string(::getpid()) + "'";
+    // A key of its own (one process may run both balancers' tests, one after the other).
+    const std::string who = "-H 'X-Client: " + unique("t") + "'";
     int accepted = 0, refused = 0;
     for (int i = 0; i < 45; ++i) {
         const int s = http(lb_port_, "/limited", who).status;
@@ -262,7 +269,7 @@ TEST_P(Cluster, RoomsPresenceLimitsAndSessionsSpanTheNodes) {
 }
 
 TEST_P(Cluster, AKilledNodesClientsReconnectAndTheEventStreamResumes) {
-    const std::string room = "r" + std::to_string(::getpid());
+    const std::string room = unique("r");
     // An SSE client through the balancer, and the node it reached.
     SseReader sse(lb_port_, "");
     ASSERT_EQ(http(lb_port_, "/events?data=e0", "-d ''").status, 200);
@@ -312,7 +319,7 @@ TEST_P(Cluster, AKilledNodesClientsReconnectAndTheEventStreamResumes) {
 }
 
 TEST_P(Cluster, ARedisRestartMidRunIsSurvivedAndTheLossCounted) {
-    const std::string room = "x" + std::to_string(::getpid());
+    const std::string room = unique("x");
     WsClient a, b;
     std::string na, nb;
     // Two clients on two different nodes.
