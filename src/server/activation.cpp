@@ -156,11 +156,10 @@ std::vector<PassedSocket> take_passed_sockets() {
         log::warn("LISTEN_FDS is set for process {}, not this one ({}); ignored", pid,
                   static_cast<long>(::getpid()));
     }
-    // Not for our children (sd_listen_fds(3) with unset_environment).
-    ::unsetenv("LISTEN_PID");
-    ::unsetenv("LISTEN_FDS");
-    ::unsetenv("LISTEN_FDNAMES");
-    ::unsetenv("VELA_RESTART_FD");
+    // Not for our children (sd_listen_fds(3) with unset_environment). Only when set: the
+    // environment is not written to by a process that was handed nothing.
+    for (const char* v : {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "VELA_RESTART_FD"})
+        if (std::getenv(v)) ::unsetenv(v);
     return out;
 }
 
