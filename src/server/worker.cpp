@@ -268,6 +268,9 @@ void ServerWorker::begin_drain() {
         loop_.io().remove(l->handle);
         ::close(l->handle.fd);
     }
+    // Freed after the current batch of events, which may still name them (the drain runs
+    // from the loop's wake-up, before the batch is dispatched; a removed handle is skipped).
+    loop_.defer([gone = std::move(listeners_)] {});
     listeners_.clear();
     end_streams_for_drain();  // event streams end after what they queued
     for (Connection* c = conns_; c;) {
