@@ -70,6 +70,13 @@ Server& Server::listen(net::Endpoint ep, std::shared_ptr<tls::Context> tls) {
     if (started_) throw std::logic_error("Server::listen after start");
     endpoints_.push_back(std::move(ep));
     tls_.push_back(std::move(tls));
+    h2c_only_.push_back(false);
+    return *this;
+}
+
+Server& Server::listen_h2c(net::Endpoint ep) {
+    listen(std::move(ep), nullptr);
+    h2c_only_.back() = true;
     return *this;
 }
 
@@ -146,7 +153,8 @@ void Server::open_listeners(unsigned threads) {
                 if (ep.kind != net::Endpoint::Kind::unix_path)
                     ep.port = net::local_port(plan[0].second);
                 for (; given < plan.size(); ++given) {
-                    workers_[plan[given].first]->add_listener(plan[given].second, tls_[e]);
+                    workers_[plan[given].first]->add_listener(plan[given].second, tls_[e],
+                                                              h2c_only_[e]);
                     given_fds.emplace_back(plan[given].second, e);
                 }
             } catch (...) {

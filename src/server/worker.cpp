@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "http1_connection.hpp"
+#include "http2_connection.hpp"
 #include "vela/base/log.hpp"
 #include "vela/net/socket.hpp"
 #include "vela/tls/context.hpp"
@@ -47,10 +48,11 @@ ServerWorker::~ServerWorker() {
     if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 
-void ServerWorker::add_listener(int fd, std::shared_ptr<tls::Context> tls) {
+void ServerWorker::add_listener(int fd, std::shared_ptr<tls::Context> tls, bool h2c_only) {
     auto l = std::make_unique<Listener>();
     l->worker = this;
     l->tls = std::move(tls);
+    l->h2c_only = h2c_only && !l->tls;
     l->handle.fd = fd;
     l->handle.sink = l.get();
     l->handle.kind = IoHandle::listener;
@@ -183,6 +185,14 @@ void ServerWorker::on_accept(int fd, Listener& from) {
         return;
     }
     net::set_nodelay(fd);
+    if (from.h2c_only) [[unlikely]] {
+        // The session checks the client's preface; anything else ends with GOAWAY.
+        auto* h2 = new Http2Connection(
+            *this, net::Transport(loop_, fd, nullptr, driver_counts_bytes()), nullptr, {}, info);
+        add_connection(h2);
+        h2->start();
+        return;
+    }
     std::unique_ptr<tls::Stream> tls;
     if (from.tls) {
         try {

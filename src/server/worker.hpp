@@ -52,7 +52,7 @@ class ServerWorker final {
 
     /// Takes ownership of a listening fd (registered when run() starts); with `tls`, its
     /// connections start with a TLS handshake.
-    void add_listener(int fd, std::shared_ptr<tls::Context> tls = nullptr);
+    void add_listener(int fd, std::shared_ptr<tls::Context> tls = nullptr, bool h2c_only = false);
     /// Runs the loop until the worker has drained (thread entry point).
     void run();
     /// Starts a graceful drain. Thread-safe.
@@ -98,6 +98,7 @@ class ServerWorker final {
         ServerWorker* worker = nullptr;
         IoHandle handle;
         std::shared_ptr<tls::Context> tls;
+        bool h2c_only = false;  // plain, HTTP/2 with prior knowledge only
         void on_accept(int fd) override { worker->on_accept(fd, *this); }
     };
 

@@ -474,10 +474,12 @@ void replace_listeners(App& app, const std::vector<Listener>& listeners, const c
     app.check_not_started(what);
     app.listen_.clear();
     app.listen_tls_.clear();
+    app.listen_h2c_.clear();
     app.listen_error_.clear();
     for (const Listener& l : listeners) {
         app.listen_.push_back(l.endpoint);
         app.listen_tls_.push_back(l.tls);
+        app.listen_h2c_.push_back(false);
     }
 }
 
@@ -578,6 +580,20 @@ bool App::dispatch_with(Request& req, Response& out, ResponseSink& sink, Watch o
 App& App::listen(std::uint16_t port) {
     listen_.push_back(net::Endpoint::any(port));
     listen_tls_.push_back(nullptr);
+    listen_h2c_.push_back(false);
+    return *this;
+}
+
+App& App::listen_h2c(std::uint16_t port) {
+    listen(port);
+    listen_h2c_.back() = true;
+    return *this;
+}
+
+App& App::listen_h2c(std::string_view endpoint) {
+    const std::size_t before = listen_.size();
+    listen(endpoint);
+    if (listen_.size() > before) listen_h2c_.back() = true;
     return *this;
 }
 
@@ -606,6 +622,7 @@ App& App::listen(std::string_view endpoint) {
     try {
         listen_.push_back(net::Endpoint::parse(endpoint));
         listen_tls_.push_back(nullptr);
+        listen_h2c_.push_back(false);
     } catch (const std::invalid_argument& e) {
         if (listen_error_.empty())
             listen_error_ = "cannot listen on '" + std::string(endpoint) + "': " + e.what();
@@ -640,7 +657,12 @@ void App::make_server() {
     for (const auto& t : listen_tls_) contexts.push_back(t ? tls::Context::create(*t) : nullptr);
     prepare();
     auto fresh = std::make_unique<Server>(*handler_, options_);
-    for (std::size_t i = 0; i < listen_.size(); ++i) fresh->listen(listen_[i], contexts[i]);
+    for (std::size_t i = 0; i < listen_.size(); ++i) {
+        if (listen_h2c_[i])
+            fresh->listen_h2c(listen_[i]);
+        else
+            fresh->listen(listen_[i], contexts[i]);
+    }
     std::unique_ptr<Server> old;
     {
         std::lock_guard lock(server_mu_);

@@ -160,6 +160,10 @@ class Server {
     Server& listen(net::Endpoint ep);
     /// Adds a TLS endpoint: its connections start with a handshake using `tls`.
     Server& listen(net::Endpoint ep, std::shared_ptr<tls::Context> tls);
+    /// Adds a plain endpoint that speaks HTTP/2 only, with prior knowledge (RFC 9113 3.3): a
+    /// connection that does not open with the connection preface (an HTTP/1.1 request) gets
+    /// GOAWAY PROTOCOL_ERROR and is closed.
+    Server& listen_h2c(net::Endpoint ep);
     /// Re-reads every TLS certificate and key: new handshakes use them, open connections go
     /// on. Thread-safe. Throws TlsError (and keeps the old ones) when a file is bad.
     void reload_tls();
@@ -205,6 +209,7 @@ class Server {
     ServerOptions options_;
     std::vector<net::Endpoint> endpoints_;
     std::vector<std::shared_ptr<tls::Context>> tls_;  // per endpoint; null for plain ones
+    std::vector<bool> h2c_only_;                      // per endpoint: listen_h2c()
     std::vector<std::unique_ptr<detail::ServerWorker>> workers_;
     std::vector<std::thread> threads_;
     void stop_workers();

@@ -379,6 +379,11 @@ class App {
     App& listen_tls(std::uint16_t port, TlsOptions options);
     /// Listens with TLS on an endpoint ("127.0.0.1:8443", "[::1]:8443").
     App& listen_tls(std::string_view endpoint, TlsOptions options);
+    /// Listens in cleartext for HTTP/2 with prior knowledge only (h2c, RFC 9113 3.3), on all
+    /// IPv4 interfaces at `port`: an HTTP/1.1 request there is refused with GOAWAY.
+    App& listen_h2c(std::uint16_t port);
+    /// Listens for h2c only (as listen_h2c(port)) on an endpoint ("127.0.0.1:8082").
+    App& listen_h2c(std::string_view endpoint);
     /// Re-reads every TLS listener's certificates and keys (SIGHUP does the same while run()
     /// runs): new handshakes use them, open connections go on. Throws TlsError and keeps the
     /// old ones when a file is bad. Thread-safe.
@@ -443,6 +448,7 @@ class App {
     detail::GroupData* root_;
     std::vector<net::Endpoint> listen_;
     std::vector<std::shared_ptr<const TlsOptions>> listen_tls_;  // per listen_ entry; null: plain
+    std::vector<bool> listen_h2c_;                               // per listen_ entry: listen_h2c()
     std::string listen_error_;  // the first malformed listen() spec, thrown by start()/run()
     std::unique_ptr<Handler> handler_;
     std::unique_ptr<Server> server_;
