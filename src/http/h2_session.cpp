@@ -940,12 +940,25 @@ void Session::remote_ended(std::uint32_t id) {
     }
 }
 
+// A request body whose rest the client declared (content-length), at most one frame, which
+// the stream's window lets it send now: the response completed before it is not followed by
+// RST_STREAM (8.1 makes it optional); the stream half-closes and the driver drops the bytes.
+// Clients that send HEADERS and DATA in separate writes (curl 7.88) lose a response whose
+// stream is reset while they upload, such as a 401 answered from the request's head.
+bool Session::small_rest_of_body(const Stream& s) const noexcept {
+    if (s.content_length < 0 || !s.remote_open()) return false;
+    const auto declared = static_cast<std::uint64_t>(s.content_length);
+    if (declared < s.data_received) return false;
+    const std::uint64_t rest = declared - s.data_received;
+    return rest <= 16 * 1024 && static_cast<std::int64_t>(rest) <= s.recv_window;
+}
+
 void Session::end_local(Stream& s) {
     if (s.state == StreamState::half_closed_remote) {
         close_stream(s, ErrorCode::no_error, false, ClosedHow::ended);
         return;
     }
-    if (opt_.role == Role::server && !s.await_peer_end) {
+    if (opt_.role == Role::server && !s.await_peer_end && !small_rest_of_body(s)) {
         // 8.1: the response is complete before the request: ask the client to stop sending
         // with RST_STREAM NO_ERROR.
         append_rst_stream(out_, s.id, ErrorCode::no_error);

@@ -268,6 +268,7 @@ class Session {
     Stream* open_peer_stream(std::uint32_t id);
     Stream* new_stream(std::uint32_t id);
     void close_stream(Stream& s, ErrorCode code, bool by_peer, ClosedHow how);
+    bool small_rest_of_body(const Stream& s) const noexcept;
     void end_local(Stream& s);
     void remote_ended(std::uint32_t id);
     void remember(std::uint32_t id, ClosedHow how) noexcept;
