@@ -642,8 +642,13 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
                                  trusted};
     // The fields for `u`, Host first: set_request_headers', else the client's with
     // preserve_host, else the upstream's.
-    auto fields = [&](const Upstream& u) {
+    auto upstream_fields = [&] {
         std::vector<http::Header> h = proxy::request_fields(req.headers(), info, req.version(), o);
+        if (o.edit_request_headers) o.edit_request_headers(req, h);
+        return h;
+    };
+    auto fields = [&](const Upstream& u) {
+        std::vector<http::Header> h = upstream_fields();
         put_host(
             h, o.preserve_host && !req.host().empty() ? req.host() : std::string_view(u.authority));
         return h;
@@ -653,8 +658,7 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
     if (req.method() == Method::CONNECT) [[unlikely]] {
         if (req.version() != 20 || req.protocol() != "websocket" || !s.upgradable("websocket"))
             co_return Response(Status::NotImplemented);
-        co_return co_await s.upgrade(
-            req, target, proxy::request_fields(req.headers(), info, req.version(), o), keep, true);
+        co_return co_await s.upgrade(req, target, upstream_fields(), keep, true);
     }
     // An HTTP/1.1 GET asking to switch protocols (a WebSocket): tunnelled to the upstream.
     if (req.version() == 11 && req.method() == Method::GET && req.has_header("upgrade") &&
@@ -663,8 +667,7 @@ Task<Response> ReverseProxy::operator()(Request& req) const {
         if (req.has_header("transfer-encoding") ||
             (req.has_header("content-length") && req.header("content-length") != "0"))
             co_return Response(Status::BadRequest);
-        co_return co_await s.upgrade(
-            req, target, proxy::request_fields(req.headers(), info, req.version(), o), keep);
+        co_return co_await s.upgrade(req, target, upstream_fields(), keep);
     }
 
     // The body: streamed as it arrives (a streaming route), else the buffered one.

@@ -129,6 +129,12 @@ struct ReverseProxyOptions {
     std::vector<std::pair<std::string, std::string>> set_request_headers{};
     /// Fields removed from the request sent upstream.
     std::vector<std::string> remove_request_headers{};
+    /// Called per request, on its loop, with the fields going upstream once the options above
+    /// are applied: adds, changes or removes fields from what the request carries (a verified
+    /// token's subject as X-User-Id, say). Unset: nothing.
+    std::function<void(const Request& req,
+                       std::vector<std::pair<std::string, std::string>>& fields)>
+        edit_request_headers{};
     /// Fields set on the response sent to the client.
     std::vector<std::pair<std::string, std::string>> set_response_headers{};
     /// Fields removed from the response sent to the client (any, Content-Type and Via too).
