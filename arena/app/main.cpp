@@ -101,38 +101,26 @@ struct ItemRow {
 };
 VELA_REFLECT(ItemRow, id, name, category, price, quantity, active, tags, rating_score, rating_count)
 
-// An item as the database profiles answer it: the rating columns as one object.
-struct StoredItem {
-    std::int64_t id = 0;
-    std::string name;
-    std::string category;
-    std::int64_t price = 0;
-    std::int64_t quantity = 0;
-    bool active = false;
-    std::vector<std::string> tags;
-    Rating rating;
-};
-VELA_REFLECT(StoredItem, id, name, category, price, quantity, active, tags, rating)
-
-StoredItem stored(ItemRow&& r) {
-    return StoredItem{r.id,
-                      std::move(r.name),
-                      std::move(r.category),
-                      r.price,
-                      r.quantity,
-                      r.active,
-                      std::move(r.tags.value),
-                      Rating{r.rating_score, r.rating_count}};
+// A row as the database profiles answer it: the rating columns as one object.
+Item stored(ItemRow&& r) {
+    return Item{r.id,
+                std::move(r.name),
+                std::move(r.category),
+                r.price,
+                r.quantity,
+                r.active,
+                std::move(r.tags.value),
+                Rating{r.rating_score, r.rating_count}};
 }
 
 struct ItemList {
-    std::vector<StoredItem> items;
+    std::vector<Item> items;
     std::size_t count = 0;
 };
 VELA_REFLECT(ItemList, items, count)
 
 struct Page {
-    std::vector<StoredItem> items;
+    std::vector<Item> items;
     std::size_t total = 0;
     std::int64_t page = 1;
     std::int64_t limit = 10;
@@ -174,8 +162,17 @@ struct User {
 };
 VELA_REFLECT(User, id, name, email, plan)
 
-constexpr std::string_view kItemColumns =
-    "id, name, category, price, quantity, active, tags, rating_score, rating_count";
+// The statements (an item's columns, as ItemRow reads them).
+#define ARENA_ITEM_COLUMNS                                                                       \
+    "SELECT id, name, category, price, quantity, active, tags, rating_score, rating_count FROM " \
+    "items "
+constexpr std::string_view kRangeSql = ARENA_ITEM_COLUMNS "WHERE price BETWEEN $1 AND $2 LIMIT $3";
+constexpr std::string_view kPageSql =
+    ARENA_ITEM_COLUMNS "WHERE category = $1 ORDER BY id LIMIT $2 OFFSET $3";
+constexpr std::string_view kByIdSql = ARENA_ITEM_COLUMNS "WHERE id = $1";
+#undef ARENA_ITEM_COLUMNS
+constexpr std::string_view kUpdateSql =
+    "UPDATE items SET name = $1, price = $2, quantity = $3 WHERE id = $4";
 
 // A whole decimal number (an optional '-', digits, nothing else).
 std::optional<std::int64_t> whole_number(std::string_view v) {
@@ -277,10 +274,8 @@ class Service {
             const std::int64_t min = int_query(req, "min", 10), max = int_query(req, "max", 50);
             const std::int64_t limit = std::clamp<std::int64_t>(int_query(req, "limit", 50), 1, 50);
             try {
-                std::vector<ItemRow> rows = co_await db_->query_as<ItemRow>(
-                    "SELECT id, name, category, price, quantity, active, tags, rating_score, "
-                    "rating_count FROM items WHERE price BETWEEN $1 AND $2 LIMIT $3",
-                    min, max, limit);
+                std::vector<ItemRow> rows =
+                    co_await db_->query_as<ItemRow>(kRangeSql, min, max, limit);
                 out.items.reserve(rows.size());
                 for (ItemRow& r : rows) out.items.push_back(stored(std::move(r)));
             } catch (const vela::db::Error& e) {
@@ -307,9 +302,7 @@ class Service {
             p.page = std::max<std::int64_t>(1, int_query(req, "page", 1));
             p.limit = std::clamp<std::int64_t>(int_query(req, "limit", 10), 1, 50);
             std::vector<ItemRow> rows = co_await d.query_as<ItemRow>(
-                "SELECT id, name, category, price, quantity, active, tags, rating_score, "
-                "rating_count FROM items WHERE category = $1 ORDER BY id LIMIT $2 OFFSET $3",
-                category.value_or("electronics"), p.limit, (p.page - 1) * p.limit);
+                kPageSql, category.value_or("electronics"), p.limit, (p.page - 1) * p.limit);
             for (ItemRow& r : rows) p.items.push_back(stored(std::move(r)));
             p.total = p.items.size();
             co_return vela::json_response(p);
@@ -319,10 +312,7 @@ class Service {
             if (!id) co_return vela::Status::NotFound;
             if (std::optional<std::string> hit = crud_cache_.get(*id))
                 co_return cached(std::move(*hit), "HIT");
-            std::optional<ItemRow> row = co_await db(req).query_one<ItemRow>(
-                "SELECT id, name, category, price, quantity, active, tags, rating_score, "
-                "rating_count FROM items WHERE id = $1",
-                *id);
+            std::optional<ItemRow> row = co_await db(req).query_one<ItemRow>(kByIdSql, *id);
             if (!row) co_return vela::Status::NotFound;
             std::string body = vela::json::write(stored(std::move(*row)));
             crud_cache_.put(*id, body);
@@ -344,9 +334,8 @@ class Service {
                 [this](vela::Request& req, vela::Json<ItemUpdate> u) -> vela::Task<vela::Response> {
                     const std::optional<std::int64_t> id = int_param(req, "id");
                     if (!id) co_return vela::Status::NotFound;
-                    const std::uint64_t n = co_await db(req).execute(
-                        "UPDATE items SET name = $1, price = $2, quantity = $3 WHERE id = $4",
-                        u->name, u->price, u->quantity, *id);
+                    const std::uint64_t n =
+                        co_await db(req).execute(kUpdateSql, u->name, u->price, u->quantity, *id);
                     crud_cache_.erase(*id);
                     if (n == 0) co_return vela::Status::NotFound;
                     co_return vela::json_response(
@@ -369,10 +358,7 @@ class Service {
             Cached body = co_await tiered_get(
                 item_cache_, "item:", *id, std::chrono::seconds(1),
                 [&]() -> vela::Task<std::optional<std::string>> {
-                    std::optional<ItemRow> row = co_await db(req).query_one<ItemRow>(
-                        "SELECT id, name, category, price, quantity, active, tags, rating_score, "
-                        "rating_count FROM items WHERE id = $1",
-                        *id);
+                    std::optional<ItemRow> row = co_await db(req).query_one<ItemRow>(kByIdSql, *id);
                     if (!row) co_return std::nullopt;
                     co_return vela::json::write(stored(std::move(*row)));
                 });
@@ -384,9 +370,8 @@ class Service {
             [this](vela::Request& req, vela::Json<ItemUpdate> u) -> vela::Task<vela::Response> {
                 const std::optional<std::int64_t> id = int_param(req, "id");
                 if (!id) co_return vela::Status::NotFound;
-                const std::uint64_t n = co_await db(req).execute(
-                    "UPDATE items SET name = $1, price = $2, quantity = $3 WHERE id = $4", u->name,
-                    u->price, u->quantity, *id);
+                const std::uint64_t n =
+                    co_await db(req).execute(kUpdateSql, u->name, u->price, u->quantity, *id);
                 co_await invalidate(item_cache_, "item:", *id);
                 if (n == 0) co_return vela::Status::NotFound;
                 co_return vela::Status::NoContent;
