@@ -1077,7 +1077,16 @@ void Http2Connection::on_timeout() {
             continue;
         }
         busy = true;
-        if (s->responding && s->body_pending && !s->producer_wait) {
+        if (s->responding && !s->body_pending && s->st && !s->st->local_open() &&
+            s->st->remote_open()) {
+            // Answered before the rest of a small declared body came (h2::Session::end_local
+            // lets it in rather than resetting the stream): it gets linger_timeout, then the
+            // stream is reset as RFC 9113 8.1 allows, so a client that never sends it holds
+            // no stream (and no connection) for ever.
+            if (s->answered_ms == 0) s->answered_ms = now;
+            if (now - s->answered_ms >= static_cast<std::uint64_t>(o.linger_timeout.count()))
+                reset_stream(*s, h2::ErrorCode::no_error);
+        } else if (s->responding && s->body_pending && !s->producer_wait) {
             if (s->stalled_since != 0 &&
                 now - s->stalled_since >=
                     static_cast<std::uint64_t>(o.http2.send_timeout.count())) {

@@ -119,6 +119,7 @@ struct H2Stream final : ResponseSink {
     bool streaming = false;          // the handler reads the body as it arrives (body_reader)
     bool wake_queued = false;        // in the connection's list of readers to resume
     std::uint64_t last_data_ms = 0;  // streaming: when DATA last arrived or was read
+    std::uint64_t answered_ms = 0;   // answered, the rest of the body awaited: since when
     std::uint64_t streamed_total = 0;
     std::string more;  // streaming: bytes that arrived while a chunk is out
     H2RequestBody body_reader{*this};
@@ -190,7 +191,7 @@ struct H2Stream final : ResponseSink {
         id = 0;
         queued = request_done = busy = dispatching = completed_inline = responding = body_pending =
             sending = producer_wait = prebuilt = streaming = false;
-        last_data_ms = streamed_total = 0;
+        last_data_ms = answered_ms = streamed_total = 0;
         wake_queued = false;
         std::string().swap(more);
         body_reader.reset();

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "client.hpp"
+#include "count_body.hpp"
 #include "process.hpp"
 #include "sound.hpp"
 #include "vela/vela.hpp"
@@ -34,20 +35,6 @@ long rss_kib() {
     while (std::getline(f, line))
         if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
     return -1;
-}
-
-// A handler that counts the body bytes and sums them (so every byte is checked), answering
-// "<bytes> <sum>" or the body's error status.
-Task<Response> count_body(Request& req) {
-    std::uint64_t total = 0, sum = 0;
-    for (;;) {
-        BodyChunk c = co_await req.body_stream().read();
-        if (c.error != Status::OK) co_return Response(c.error);
-        for (unsigned char ch : c.data) sum += ch;
-        total += c.data.size();
-        if (c.end) break;
-    }
-    co_return Response::text(std::to_string(total) + " " + std::to_string(sum));
 }
 
 class BodyStreamE2e : public ::testing::Test {

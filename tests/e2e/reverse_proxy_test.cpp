@@ -274,6 +274,95 @@ TEST_F(ReverseProxyTest, ResponseFieldsAreFilteredAndSet) {
     EXPECT_NE(e.text().find("x-api-key: k\n"), std::string::npos) << e.text();
 }
 
+// edit_request_headers: per request, after set_request_headers and remove_request_headers, with
+// what the request carries (its path; an attribute a before-hook set from a token). A client's
+// field of the same name is removed first, so only the hook's goes up.
+ReverseProxyOptions with_user_hook(ReverseProxyOptions o) {
+    o.remove_request_headers = {"X-User-Id"};
+    o.set_request_headers = {{"X-Set", "by options"}};
+    o.edit_request_headers = [](const Request& req,
+                                std::vector<std::pair<std::string, std::string>>& fields) {
+        // The options were applied before: the client's X-User-Id is gone, X-Set is there.
+        std::string seen = "none";
+        for (const auto& [name, value] : fields) {
+            if (ascii_lower(name) == "x-user-id") seen = "client's " + value;
+            if (ascii_lower(name) == "x-set") seen = seen == "none" ? "set" : seen;
+        }
+        fields.emplace_back("X-Hook-Saw", seen);
+        fields.emplace_back("X-Path", std::string(req.path()));
+        if (const auto user = req.attribute("user")) fields.emplace_back("X-User-Id", *user);
+        // Changing and removing fields the client sent.
+        std::erase_if(fields, [](const auto& f) { return ascii_lower(f.first) == "x-drop-me"; });
+        for (auto& [name, value] : fields)
+            if (ascii_lower(name) == "x-shout") value = "LOUD";
+    };
+    return o;
+}
+
+// A before-hook that takes the user from "Authorization: Bearer <user>".
+void user_from_bearer(App& gw) {
+    gw.use([](Request& r) -> std::optional<Response> {
+        const std::string_view auth = r.header("authorization");
+        if (auth.starts_with("Bearer ")) r.set_attribute("user", auth.substr(7));
+        return std::nullopt;
+    });
+}
+
+// How many times `line` ("name: value\n") is in `body`.
+std::size_t lines_of(const std::string& body, const std::string& line) {
+    std::size_t n = 0;
+    for (std::size_t at = body.find(line); at != std::string::npos; at = body.find(line, at + 1))
+        if (at == 0 || body[at - 1] == '\n') ++n;
+    return n;
+}
+
+TEST_F(ReverseProxyTest, EditRequestHeadersAddsFieldsFromTheRequest) {
+    user_from_bearer(gw);
+    start_gateway(with_user_hook(to({base(up)})), "/");
+    ClientResponse e = get("/echo-head?q=1", {{"Authorization", "Bearer alice"},
+                                              {"X-User-Id", "mallory"},
+                                              {"X-Drop-Me", "1"},
+                                              {"X-Shout", "quiet"}});
+    ASSERT_EQ(e.status(), 200) << e.text();
+    std::string b = e.text();
+    EXPECT_EQ(lines_of(b, "x-user-id: alice\n"), 1u) << b;
+    EXPECT_EQ(lines_of(b, "x-user-id:"), 1u) << b;
+    EXPECT_EQ(b.find("mallory"), std::string::npos) << b;
+    EXPECT_NE(b.find("\nx-path: /echo-head\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("\nx-hook-saw: set\n"), std::string::npos) << b;
+    EXPECT_NE(b.find("\nx-set: by options\n"), std::string::npos) << b;
+    EXPECT_EQ(b.find("x-drop-me"), std::string::npos) << b;
+    EXPECT_NE(b.find("\nx-shout: LOUD\n"), std::string::npos) << b;
+    // Per request: another user, another path; without a token, no X-User-Id at all (the
+    // client's own is still removed).
+    e = get("/echo-head", {{"Authorization", "Bearer bob"}});
+    b = e.text();
+    EXPECT_EQ(lines_of(b, "x-user-id: bob\n"), 1u) << b;
+    EXPECT_EQ(b.find("alice"), std::string::npos) << b;
+    e = get("/echo-head", {{"X-User-Id", "mallory"}});
+    b = e.text();
+    EXPECT_EQ(b.find("x-user-id"), std::string::npos) << b;
+    EXPECT_NE(b.find("\nx-hook-saw: set\n"), std::string::npos) << b;
+    // A request with a body goes through the hook as well.
+    const ClientResponse post = run(client.post(base(gw) + "/echo", "the body", "text/plain"));
+    EXPECT_EQ(post.status(), 200);
+    EXPECT_EQ(post.text(), "the body");
+}
+
+TEST_F(ReverseProxyTest, EditRequestHeadersAppliesOverHttp2) {
+    if (!have_curl_h2()) GTEST_SKIP() << "curl without HTTP/2";
+    user_from_bearer(gw);
+    start_gateway(with_user_hook(to({base(up)})), "/");
+    auto [status, body] = curl_status(
+        "--http2-prior-knowledge -H 'Authorization: Bearer carol' -H 'X-User-Id: mallory'",
+        base(gw) + "/echo-head");
+    EXPECT_EQ(status, 200) << body;
+    EXPECT_EQ(lines_of(body, "x-user-id: carol\n"), 1u) << body;
+    EXPECT_EQ(body.find("mallory"), std::string::npos) << body;
+    EXPECT_NE(body.find("\nx-path: /echo-head\n"), std::string::npos) << body;
+    EXPECT_NE(body.find("via: 2 vela\n"), std::string::npos) << body;
+}
+
 TEST_F(ReverseProxyTest, BodiesStreamBothWays) {
     start_gateway(to({base(up)}), "/");
     // A request body with a length, and one chunked (curl reads it from stdin).
@@ -902,6 +991,55 @@ TEST_F(ReverseProxyTest, WebSocketUpgradesAreTunnelled) {
     while (proxy->upstreams()[0].active != 0 && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(10ms);
     EXPECT_EQ(proxy->upstreams()[0].active, 0);
+}
+
+// The first WebSocket message the server sends on `c` after its 101 (a text frame under 126
+// bytes, unmasked), or "" when none comes within 5 s.
+std::string first_ws_text(Client& c) {
+    std::string in = c.pending();
+    const auto until = std::chrono::steady_clock::now() + 5s;
+    while (in.size() < 2 || in.size() < 2 + static_cast<std::size_t>(in[1] & 0x7f)) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            until - std::chrono::steady_clock::now());
+        pollfd p{c.fd(), POLLIN, 0};
+        if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return {};
+        char buf[512];
+        const ssize_t n = ::recv(c.fd(), buf, sizeof buf, 0);
+        if (n <= 0) return {};
+        in.append(buf, static_cast<std::size_t>(n));
+    }
+    EXPECT_EQ(static_cast<unsigned char>(in[0]), 0x81) << "a final text frame";
+    return in.substr(2, static_cast<std::size_t>(in[1] & 0x7f));
+}
+
+TEST_F(ReverseProxyTest, EditRequestHeadersAppliesToTunnelledWebSockets) {
+    // The WebSocket server says which X-User-Id fields (and X-Path) its upgrade carried.
+    App who;
+    who.ws("/who", [](WebSocket& ws, Request& req) -> Task<void> {
+        std::string seen;
+        for (const Header& h : req.headers())
+            if (ascii_lower(h.name) == "x-user-id") seen += "[" + std::string(h.value) + "]";
+        seen += " " + std::string(req.header("x-path"));
+        co_await ws.send(seen);
+        while (!(co_await ws.receive()).is_close()) {
+        }
+    });
+    quick_options(who.options());
+    start_app(who);
+    user_from_bearer(gw);
+    start_gateway(with_user_hook(to({base(who)})), "/");
+    for (const char* user : {"dave", "erin"}) {
+        Client raw = Client::tcp(gw.port());
+        raw.send(
+            "GET /who HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+            "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            "Authorization: Bearer " +
+            std::string(user) + "\r\nX-User-Id: mallory\r\n\r\n");
+        const std::optional<HttpResponse> r = raw.read_response();
+        ASSERT_TRUE(r) << raw.error();
+        ASSERT_EQ(r->status, 101) << r->body;
+        EXPECT_EQ(first_ws_text(raw), "[" + std::string(user) + "] /who");
+    }
 }
 
 TEST_F(ReverseProxyTest, UpgradeToAnUnreachableUpstreamIs502) {

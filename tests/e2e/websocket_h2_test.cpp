@@ -450,5 +450,35 @@ TEST_F(WsOverH2ThroughProxy, SessionsShareTheClientsConnectionAndBackPressureHol
     expect_printed(py("held", "/slow-echo"), {{"echoed", "60"}, {"close_code", "1000"}});
 }
 
+// ReverseProxyOptions::edit_request_headers applies to the HTTP/1.1 upgrade the gateway sends
+// for an extended CONNECT as well: the WebSocket server sees the fields the hook added from the
+// request (its path and :protocol).
+TEST(WsOverH2ThroughProxyHook, EditRequestHeadersReachTheWebSocketServer) {
+    if (!have_client()) GTEST_SKIP() << "python3-h2 or python3-wsproto is not installed";
+    App who;
+    who.ws("/who", [](WebSocket& ws, Request& req) -> Task<void> {
+        co_await ws.send(std::string(req.header("x-path")) + " " +
+                         std::string(req.header("x-protocol")));
+        while (!(co_await ws.receive()).is_close()) {
+        }
+    });
+    quick_options(who.options());
+    start_app(who);
+    App gw;
+    quick_options(gw.options());
+    ReverseProxyOptions o;
+    o.upstreams = {"http://127.0.0.1:" + std::to_string(who.port())};
+    o.edit_request_headers = [](const Request& req,
+                                std::vector<std::pair<std::string, std::string>>& fields) {
+        fields.emplace_back("X-Path", std::string(req.path()));
+        fields.emplace_back("X-Protocol", std::string(req.protocol()));
+    };
+    reverse_proxy(gw, "/", std::move(o));
+    start_app(gw);
+    // "hello": opens the session, sends a message, prints the first one received, closes.
+    expect_printed(run_h2_client(gw.port(), "hello", "/who"),
+                   {{"status", "200"}, {"got", "/who websocket"}, {"close_code", "1000"}});
+}
+
 }  // namespace
 }  // namespace vela::e2e

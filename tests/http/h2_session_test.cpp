@@ -512,6 +512,138 @@ TEST(H2Session, ExtendedConnectTunnelHalfClosedByTheServer) {
     }
 }
 
+// RFC 9113 8.1: a response complete before its request's body may be followed by RST_STREAM
+// NO_ERROR; when the rest of a declared body (content-length) is at most 16 KiB and fits the
+// stream's window, the stream half-closes instead and the body's last DATA closes it (curl
+// 7.88 sends HEADERS and DATA in separate writes, and drops a response reset meanwhile).
+struct EarlyAnswer {
+    const char* what;
+    long long content_length;  // negative: none declared
+    std::size_t sent;          // body bytes sent before the response
+    bool reset;                // RST_STREAM NO_ERROR expected
+};
+
+std::vector<EncoderField> post_with_length(const std::string& length) {
+    std::vector<EncoderField> f{
+        {":method", "POST"}, {":scheme", "http"}, {":path", "/up"}, {":authority", "a"}};
+    if (!length.empty()) f.push_back({"content-length", length});
+    return f;
+}
+
+// Sums the WINDOW_UPDATE increments for stream `id` among `frames`.
+std::uint64_t window_credit(const std::vector<Out>& frames, std::uint32_t id) {
+    std::uint64_t n = 0;
+    for (const Out& o : frames)
+        if (o.type == FrameType::window_update && o.stream == id) n += o.value;
+    return n;
+}
+
+TEST(H2Session, ResponseBeforeASmallDeclaredBodyHalfClosesTheStream) {
+    const std::vector<EarlyAnswer> cases{
+        {"40 bytes declared, none sent", 40, 0, false},
+        {"content-length 0 without END_STREAM", 0, 0, false},
+        {"16,384 bytes declared", 16384, 0, false},
+        {"16,000 bytes left of 36,000", 36000, 20000, false},
+        {"16,385 bytes declared", 16385, 0, true},
+        {"16,385 bytes left of 36,385", 36385, 20000, true},
+        {"1 MB declared", 1 << 20, 0, true},
+        {"no content-length", -1, 0, true},
+        {"no content-length, 20,000 bytes sent", -1, 20000, true},
+    };
+    const std::vector<EncoderField> unauthorized{{":status", "401"}};
+    for (const bool consume : {true, false}) {
+        for (const EarlyAnswer& c : cases) {
+            SCOPED_TRACE(std::string(c.what) + (consume ? ", consumed" : ", not consumed"));
+            // Our connection window is 65,535: a WINDOW_UPDATE once 32,768 bytes came back.
+            SessionOptions o;
+            o.connection_window_size = 65535;
+            ServerFixture fx(o);
+            fx.rec.auto_consume = consume;
+            Peer p;
+            const std::string length =
+                c.content_length < 0 ? std::string() : std::to_string(c.content_length);
+            p.preface().settings().headers(1, post_with_length(length), false);
+            if (c.sent) p.data(1, std::string(c.sent, 'a'), false);
+            auto out = fx.feed(p.take());
+            auto& m = fx.rec.streams[1];
+            ASSERT_EQ(m.ends.size(), 1u);
+            EXPECT_FALSE(m.ends[0].end_stream);
+            EXPECT_EQ(m.body.size(), c.sent);
+            Stream* st = fx.session.find(1);
+            ASSERT_NE(st, nullptr);
+
+            // The response (HEADERS with END_STREAM) before the rest of the body.
+            fx.session.send_headers(*st, unauthorized, true);
+            out = frames_of(std::exchange(fx.session.output(), {}));
+            const Out* h = find_frame(out, FrameType::headers);
+            ASSERT_NE(h, nullptr);
+            EXPECT_TRUE(h->flags & flag::end_stream);
+            if (c.reset) {
+                expect_rst(fx, out, 1, ErrorCode::no_error, c.what);
+                EXPECT_TRUE(m.closed);
+                EXPECT_EQ(m.code, ErrorCode::no_error);
+                EXPECT_FALSE(m.by_peer);
+                continue;
+            }
+            EXPECT_EQ(find_frame(out, FrameType::rst_stream), nullptr);
+            EXPECT_FALSE(m.closed);
+            EXPECT_EQ(st->state, StreamState::half_closed_local);
+            EXPECT_EQ(fx.session.stream_count(), 1u);
+
+            // The rest of the body, with END_STREAM, closes the stream normally; every byte
+            // of the body goes back to the connection's window, consumed or not.
+            const std::size_t rest = static_cast<std::size_t>(c.content_length) - c.sent;
+            out = fx.feed(p.data(1, std::string(rest, 'b'), true).take());
+            EXPECT_EQ(find_frame(out, FrameType::rst_stream), nullptr);
+            EXPECT_EQ(find_frame(out, FrameType::goaway), nullptr);
+            EXPECT_FALSE(fx.session.closed()) << fx.session.error_reason();
+            EXPECT_EQ(m.body.size(), static_cast<std::size_t>(c.content_length));
+            EXPECT_TRUE(m.closed);
+            EXPECT_EQ(m.code, ErrorCode::no_error);
+            EXPECT_FALSE(m.by_peer);
+            EXPECT_EQ(fx.session.stream_count(), 0u);
+            if (c.content_length >= 32768) {
+                EXPECT_EQ(window_credit(out, 0), static_cast<std::uint64_t>(c.content_length));
+            }
+            // The connection goes on.
+            fx.feed(p.get(3).take());
+            EXPECT_EQ(fx.rec.streams[3].ends.size(), 1u);
+        }
+    }
+}
+
+// The rest of a small declared body must also fit the stream's receive window (our smaller
+// SETTINGS_INITIAL_WINDOW_SIZE, acknowledged): otherwise the client could not send it before
+// a WINDOW_UPDATE the stream will never get, and the stream is reset as before.
+TEST(H2Session, ResponseBeforeABodyPastTheStreamsWindowResetsIt) {
+    SessionOptions o;
+    o.initial_window_size = 1000;
+    const std::vector<EncoderField> ok{{":status", "200"}};
+    for (const int length : {1000, 1001, 5000}) {
+        SCOPED_TRACE("content-length " + std::to_string(length));
+        ServerFixture fx(o);
+        Peer p;
+        std::string ack;
+        append_settings_ack(ack);
+        p.preface().settings().raw(ack);
+        fx.feed(p.headers(1, post_with_length(std::to_string(length)), false).take());
+        Stream* st = fx.session.find(1);
+        ASSERT_NE(st, nullptr);
+        EXPECT_EQ(st->recv_window, 1000);
+        fx.session.send_headers(*st, ok, true);
+        auto out = frames_of(std::exchange(fx.session.output(), {}));
+        if (length > 1000) {
+            expect_rst(fx, out, 1, ErrorCode::no_error, "past the window");
+            continue;
+        }
+        EXPECT_EQ(find_frame(out, FrameType::rst_stream), nullptr);
+        out = fx.feed(p.data(1, std::string(1000, 'x'), true).take());
+        EXPECT_EQ(find_frame(out, FrameType::rst_stream), nullptr) << fx.session.error_reason();
+        EXPECT_TRUE(fx.rec.streams[1].closed);
+        EXPECT_EQ(fx.session.stream_count(), 0u);
+    }
+}
+
 TEST(H2Session, ConnectionErrors) {
     struct Case {
         const char* what;
