@@ -3,6 +3,11 @@
 // kept for an absolute time to live from when it was put. One cache serves every loop of the
 // process (a read on one loop sees what another put, and an invalidation reaches all of them),
 // so it is split into shards, each with its own mutex, to keep loops from queueing on one lock.
+//
+// Cache-aside against writes: a reader takes generation(id) before it loads, and stores what it
+// loaded with put_if_unchanged(); erase() moves the generation on, so a value loaded before a
+// write cannot come back after the write's invalidation. (A generation counts every erase of
+// its shard: an unrelated erase only costs a reader its fill, never a stale value.)
 
 #include <array>
 #include <chrono>
@@ -35,14 +40,26 @@ class TtlCache {
         return it->second.body;
     }
 
-    /// Stores `body` for `id` for the cache's time to live.
-    void put(std::int64_t id, std::string body) { put(id, std::move(body), ttl_); }
+    /// The generation `id` is at: take it before loading what put_if_unchanged() stores.
+    std::uint64_t generation(std::int64_t id) {
+        Shard& s = shard(id);
+        std::lock_guard lock(s.mu);
+        return s.generation;
+    }
 
-    /// Stores `body` for `id` for `ttl`.
-    void put(std::int64_t id, std::string body, std::chrono::milliseconds ttl) {
+    /// Stores `body` for `id` for the cache's time to live, unless an erase() came after
+    /// `generation` was taken; false then.
+    bool put_if_unchanged(std::int64_t id, std::string body, std::uint64_t generation) {
+        return put_if_unchanged(id, std::move(body), ttl_, generation);
+    }
+
+    /// Stores `body` for `id` for `ttl`, unless an erase() came after `generation` was taken.
+    bool put_if_unchanged(std::int64_t id, std::string body, std::chrono::milliseconds ttl,
+                          std::uint64_t generation) {
         Shard& s = shard(id);
         const Clock::time_point now = Clock::now();
         std::lock_guard lock(s.mu);
+        if (s.generation != generation) return false;
         // Expired entries go when the shard has doubled since the last sweep, so an id read
         // once costs memory no longer than about one sweep period.
         if (s.map.size() >= s.sweep_at) {
@@ -50,6 +67,7 @@ class TtlCache {
             s.sweep_at = std::max<std::size_t>(64, s.map.size() * 2);
         }
         s.map.insert_or_assign(id, Entry{std::move(body), now + ttl});
+        return true;
     }
 
     /// Forgets `id` (a write changed it).
@@ -57,6 +75,7 @@ class TtlCache {
         Shard& s = shard(id);
         std::lock_guard lock(s.mu);
         s.map.erase(id);
+        ++s.generation;
     }
 
   private:
@@ -68,6 +87,7 @@ class TtlCache {
         std::mutex mu;
         std::unordered_map<std::int64_t, Entry> map;
         std::size_t sweep_at = 64;
+        std::uint64_t generation = 0;
     };
     static constexpr std::size_t kShards = 64;
 

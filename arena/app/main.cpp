@@ -202,7 +202,14 @@ std::optional<std::int64_t> int_param(const vela::Request& req, std::string_view
 }
 
 // The sum answer of /baseline11, /baseline2 and /public/baseline.
-vela::Response sum_answer(std::int64_t sum) { return vela::Response::text(std::to_string(sum)); }
+// A sum past 64 bits is refused (400), not wrapped.
+vela::Response sum_answer(std::initializer_list<std::int64_t> terms) {
+    std::int64_t sum = 0;
+    for (std::int64_t t : terms)
+        if (__builtin_add_overflow(sum, t, &sum))
+            return vela::Response::text("the sum does not fit 64 bits\n", vela::Status::BadRequest);
+    return vela::Response::text(std::to_string(sum));
+}
 
 struct Options {
     std::string role = "all";
@@ -247,9 +254,13 @@ class Service {
         out.items.reserve(out.count);
         for (std::size_t i = 0; i < out.count; ++i) {
             const Item& it = dataset_[i];
-            PricedItem p{it.id,    it.name,     it.category,
-                         it.price, it.quantity, it.active,
-                         {},       it.rating,   it.price * it.quantity * m};
+            std::int64_t total = 0;
+            if (__builtin_mul_overflow(it.price, it.quantity, &total) ||
+                __builtin_mul_overflow(total, m, &total))
+                return vela::Response::text("m: the totals do not fit 64 bits\n",
+                                            vela::Status::BadRequest);
+            PricedItem p{it.id,     it.name, it.category, it.price, it.quantity,
+                         it.active, {},      it.rating,   total};
             p.tags.assign(it.tags.begin(), it.tags.end());
             out.items.push_back(std::move(p));
         }
@@ -299,7 +310,8 @@ class Service {
             vela::db::Database& d = db(req);
             Page p;
             const std::optional<std::string> category = req.query("category");
-            p.page = std::max<std::int64_t>(1, int_query(req, "page", 1));
+            // (past a billion pages the list is empty anyway; the offset stays in 64 bits)
+            p.page = std::clamp<std::int64_t>(int_query(req, "page", 1), 1, 1'000'000'000);
             p.limit = std::clamp<std::int64_t>(int_query(req, "limit", 10), 1, 50);
             std::vector<ItemRow> rows = co_await d.query_as<ItemRow>(
                 kPageSql, category.value_or("electronics"), p.limit, (p.page - 1) * p.limit);
@@ -312,10 +324,12 @@ class Service {
             if (!id) co_return vela::Status::NotFound;
             if (std::optional<std::string> hit = crud_cache_.get(*id))
                 co_return cached(std::move(*hit), "HIT");
+            // (a write while the row is read makes the read's value too old to keep)
+            const std::uint64_t generation = crud_cache_.generation(*id);
             std::optional<ItemRow> row = co_await db(req).query_one<ItemRow>(kByIdSql, *id);
             if (!row) co_return vela::Status::NotFound;
             std::string body = vela::json::write(stored(std::move(*row)));
-            crud_cache_.put(*id, body);
+            crud_cache_.put_if_unchanged(*id, body, generation);
             co_return cached(std::move(body), "MISS");
         });
         app.post(
@@ -348,7 +362,7 @@ class Service {
     // process (L1), then Redis (L2, when REDIS_URL is set), then PostgreSQL.
     void add_stack_routes(vela::App& app) {
         app.get("/public/baseline", [](vela::Request& req) {
-            return sum_answer(int_query(req, "a", 0) + int_query(req, "b", 0));
+            return sum_answer({int_query(req, "a", 0), int_query(req, "b", 0)});
         });
         auto pub = app.group("/public/json");
         add_json_routes(pub);
@@ -408,17 +422,19 @@ class Service {
     };
 
     // Cache-aside over two tiers: L1 in this process, L2 in Redis (when configured), then
-    // `load`; what was loaded is put in both with `ttl`.
+    // `load`; what was loaded is put in both with `ttl`, unless a write invalidated the id
+    // meanwhile (the value read may predate it).
     template <class Load>
     vela::Task<Cached> tiered_get(TtlCache& l1, std::string_view prefix, std::int64_t id,
                                   std::chrono::milliseconds ttl, Load load) {
         if (std::optional<std::string> hit = l1.get(id)) co_return Cached{std::move(hit), true};
+        const std::uint64_t generation = l1.generation(id);
         std::string key(prefix);
         key += std::to_string(id);
         if (redis_) {
             try {
                 if (std::optional<std::string> hit = co_await redis_->get(key)) {
-                    l1.put(id, *hit, ttl);
+                    l1.put_if_unchanged(id, *hit, ttl, generation);
                     co_return Cached{std::move(hit), true};
                 }
             } catch (const std::exception& e) {
@@ -427,10 +443,11 @@ class Service {
         }
         std::optional<std::string> loaded = co_await load();
         if (!loaded) co_return Cached{};
-        l1.put(id, *loaded, ttl);
-        if (redis_) {
+        if (l1.put_if_unchanged(id, *loaded, ttl, generation) && redis_) {
             try {
                 co_await redis_->set(key, *loaded, vela::redis::SetOptions{.ttl = ttl});
+                // A write that came while the SET was on its way: its DEL may have gone first.
+                if (l1.generation(id) != generation) co_await redis_->del(key);
             } catch (const std::exception& e) {
                 vela::log::warn("redis: {}", e.what());
             }
@@ -438,12 +455,20 @@ class Service {
         co_return Cached{std::move(loaded), false};
     }
 
+    // After a write: both tiers forget `id` (L1 again once Redis did, so a read that refilled
+    // it from Redis meanwhile does not keep the old value). Redis failing is logged: the write
+    // is done, and the entry expires within its time to live.
     vela::Task<void> invalidate(TtlCache& l1, std::string_view prefix, std::int64_t id) {
         l1.erase(id);
         if (!redis_) co_return;
         std::string key(prefix);
         key += std::to_string(id);
-        co_await redis_->del(key);
+        try {
+            co_await redis_->del(key);
+        } catch (const std::exception& e) {
+            vela::log::warn("redis: {}", e.what());
+        }
+        l1.erase(id);
     }
 
     const Options& o_;
@@ -514,6 +539,7 @@ int run_edge(const Options& o) {
     up.upstreams = {o.upstream};
     up.h2c = true;  // one multiplexed connection per loop to the server
     up.max_fails = 0;
+    up.remove_request_headers = {"x-user-id"};  // only a verified token says who the user is
     const char* secret = std::getenv("JWT_SECRET");
     std::optional<vela::ReverseProxy> api;
     if (secret && *secret) {
@@ -535,6 +561,14 @@ int run_edge(const Options& o) {
         auto g = app.group("/api");
         g.use(vela::jwt_auth(std::move(jwt)));
         api = vela::reverse_proxy(g, "/", std::move(auth));
+    } else {
+        // No secret, no way to tell who calls: the authenticated API is not served.
+        for (vela::Method m : {vela::Method::GET, vela::Method::HEAD, vela::Method::POST,
+                               vela::Method::PUT, vela::Method::PATCH, vela::Method::DELETE})
+            app.route(m, "/api/{*rest}", [] {
+                return vela::problem_response(vela::Status::Unauthorized,
+                                              "JWT_SECRET is not set at the edge");
+            });
     }
     vela::ReverseProxy rest = vela::reverse_proxy(app, "/", std::move(up));
     app.listen_tls(8443, tls_options(o, true));
@@ -552,16 +586,16 @@ int run(const Options& o) {
     }
     vela::App app;
     app.get("/baseline11", [](vela::Request& req) {
-        return sum_answer(int_query(req, "a", 0) + int_query(req, "b", 0));
+        return sum_answer({int_query(req, "a", 0), int_query(req, "b", 0)});
     });
     app.post("/baseline11", [](vela::Request& req) -> vela::Response {
         const std::optional<std::int64_t> body = whole_number(req.body());
         if (!body)
             return vela::Response::text("the body: a whole number\n", vela::Status::BadRequest);
-        return sum_answer(int_query(req, "a", 0) + int_query(req, "b", 0) + *body);
+        return sum_answer({int_query(req, "a", 0), int_query(req, "b", 0), *body});
     });
     app.get("/baseline2", [](vela::Request& req) {
-        return sum_answer(int_query(req, "a", 0) + int_query(req, "b", 0));
+        return sum_answer({int_query(req, "a", 0), int_query(req, "b", 0)});
     });
     app.get("/pipeline", [] { return vela::Response::text("ok"); });
     // JSON, compressed when the client asks (json-comp), per response.
@@ -595,7 +629,7 @@ int run(const Options& o) {
         ws);
     if (o.role == "server") {
         svc->add_stack_routes(app);
-        app.listen(o.port);
+        app.listen("127.0.0.1:" + std::to_string(o.port));  // the edge's only: it trusts X-User-Id
     } else {
         add_static(app, o);
         svc->add_crud_routes(app);

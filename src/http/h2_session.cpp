@@ -950,7 +950,8 @@ bool Session::small_rest_of_body(const Stream& s) const noexcept {
     const auto declared = static_cast<std::uint64_t>(s.content_length);
     if (declared < s.data_received) return false;
     const std::uint64_t rest = declared - s.data_received;
-    return rest <= 16 * 1024 && static_cast<std::int64_t>(rest) <= s.recv_window;
+    return rest <= 16 * 1024 && static_cast<std::int64_t>(rest) <= s.recv_window &&
+           static_cast<std::int64_t>(rest) <= conn_recv_window_;
 }
 
 void Session::end_local(Stream& s) {
@@ -958,12 +959,15 @@ void Session::end_local(Stream& s) {
         close_stream(s, ErrorCode::no_error, false, ClosedHow::ended);
         return;
     }
-    if (opt_.role == Role::server && !s.await_peer_end && !small_rest_of_body(s)) {
-        // 8.1: the response is complete before the request: ask the client to stop sending
-        // with RST_STREAM NO_ERROR.
-        append_rst_stream(out_, s.id, ErrorCode::no_error);
-        close_stream(s, ErrorCode::no_error, false, ClosedHow::reset_by_us);
-        return;
+    if (opt_.role == Role::server && !s.await_peer_end) {
+        if (!small_rest_of_body(s)) {
+            // 8.1: the response is complete before the request: ask the client to stop
+            // sending with RST_STREAM NO_ERROR.
+            append_rst_stream(out_, s.id, ErrorCode::no_error);
+            close_stream(s, ErrorCode::no_error, false, ClosedHow::reset_by_us);
+            return;
+        }
+        s.answered_early = true;
     }
     s.state = StreamState::half_closed_local;
 }

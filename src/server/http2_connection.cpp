@@ -1077,8 +1077,7 @@ void Http2Connection::on_timeout() {
             continue;
         }
         busy = true;
-        if (s->responding && !s->body_pending && s->st && !s->st->local_open() &&
-            s->st->remote_open()) {
+        if (s->st && s->st->answered_early && s->st->remote_open()) {
             // Answered before the rest of a small declared body came (h2::Session::end_local
             // lets it in rather than resetting the stream): it gets linger_timeout, then the
             // stream is reset as RFC 9113 8.1 allows, so a client that never sends it holds

@@ -102,6 +102,9 @@ struct Stream {
     /// side first) and the peer's end is awaited; otherwise a response that ends before the
     /// request resets it with NO_ERROR (RFC 9113 8.1).
     bool await_peer_end = false;
+    /// Server role: the response ended before the request, whose small declared rest is let in
+    /// instead of resetting the stream (Session::end_local); the driver bounds the wait.
+    bool answered_early = false;
     /// The peer may still send.
     bool remote_open() const noexcept { return state != StreamState::half_closed_remote; }
     /// We may still send.
