@@ -447,7 +447,7 @@ class Service {
             try {
                 co_await redis_->set(key, *loaded, vela::redis::SetOptions{.ttl = ttl});
                 // A write that came while the SET was on its way: its DEL may have gone first.
-                if (l1.generation(id) != generation) co_await redis_->del(key);
+                if (l1.generation(id) != generation) co_await invalidate(l1, prefix, id);
             } catch (const std::exception& e) {
                 vela::log::warn("redis: {}", e.what());
             }
