@@ -6,8 +6,9 @@
 //
 // Cache-aside against writes: a reader takes generation(id) before it loads, and stores what it
 // loaded with put_if_unchanged(); erase() moves the generation on, so a value loaded before a
-// write cannot come back after the write's invalidation. (A generation counts every erase of
-// its shard: an unrelated erase only costs a reader its fill, never a stale value.)
+// write cannot come back after the write's invalidation. (A generation counts the erases of a
+// bucket of ids, 4,096 buckets in all: an unrelated erase in the same bucket only costs a
+// reader its fill, never a stale value.)
 
 #include <array>
 #include <chrono>
@@ -44,7 +45,7 @@ class TtlCache {
     std::uint64_t generation(std::int64_t id) {
         Shard& s = shard(id);
         std::lock_guard lock(s.mu);
-        return s.generation;
+        return s.generation[bucket(id)];
     }
 
     /// Stores `body` for `id` for the cache's time to live, unless an erase() came after
@@ -59,7 +60,7 @@ class TtlCache {
         Shard& s = shard(id);
         const Clock::time_point now = Clock::now();
         std::lock_guard lock(s.mu);
-        if (s.generation != generation) return false;
+        if (s.generation[bucket(id)] != generation) return false;
         // Expired entries go when the shard has doubled since the last sweep, so an id read
         // once costs memory no longer than about one sweep period.
         if (s.map.size() >= s.sweep_at) {
@@ -75,7 +76,7 @@ class TtlCache {
         Shard& s = shard(id);
         std::lock_guard lock(s.mu);
         s.map.erase(id);
-        ++s.generation;
+        ++s.generation[bucket(id)];
     }
 
   private:
@@ -87,12 +88,16 @@ class TtlCache {
         std::mutex mu;
         std::unordered_map<std::int64_t, Entry> map;
         std::size_t sweep_at = 64;
-        std::uint64_t generation = 0;
+        std::array<std::uint64_t, 64> generation{};  // per bucket (see bucket())
     };
     static constexpr std::size_t kShards = 64;
 
     Shard& shard(std::int64_t id) noexcept {
         return shards_[static_cast<std::uint64_t>(id) % kShards];
+    }
+    // The generation bucket of `id` within its shard.
+    static std::size_t bucket(std::int64_t id) noexcept {
+        return static_cast<std::uint64_t>(id) / kShards % 64;
     }
 
     std::chrono::milliseconds ttl_;
