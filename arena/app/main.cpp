@@ -223,7 +223,7 @@ struct Options {
 // What every role shares: the dataset, the database, the caches.
 class Service {
   public:
-    explicit Service(const Options& o) : o_(o) {
+    explicit Service(const Options& o) {
         const std::string file = o.data + "/dataset.json";
         std::ifstream in(file, std::ios::binary);
         std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -471,7 +471,6 @@ class Service {
         l1.erase(id);
     }
 
-    const Options& o_;
     std::vector<Item> dataset_;
     std::unique_ptr<vela::db::Database> db_;
     std::unique_ptr<vela::redis::Client> redis_;
