@@ -540,7 +540,6 @@ int run_edge(const Options& o) {
     up.max_fails = 0;
     up.remove_request_headers = {"x-user-id"};  // only a verified token says who the user is
     const char* secret = std::getenv("JWT_SECRET");
-    std::optional<vela::ReverseProxy> api;
     if (secret && *secret) {
         vela::JwtOptions jwt;
         try {
@@ -559,7 +558,7 @@ int run_edge(const Options& o) {
         };
         auto g = app.group("/api");
         g.use(vela::jwt_auth(std::move(jwt)));
-        api = vela::reverse_proxy(g, "/", std::move(auth));
+        vela::reverse_proxy(g, "/", std::move(auth));
     } else {
         // No secret, no way to tell who calls: the authenticated API is not served.
         for (vela::Method m : {vela::Method::GET, vela::Method::HEAD, vela::Method::POST,
@@ -569,7 +568,7 @@ int run_edge(const Options& o) {
                                               "JWT_SECRET is not set at the edge");
             });
     }
-    vela::ReverseProxy rest = vela::reverse_proxy(app, "/", std::move(up));
+    vela::reverse_proxy(app, "/", std::move(up));
     app.listen_tls(8443, tls_options(o, true));
     return app.run(o.threads);
 }
