@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <condition_variable>
 #include <coroutine>
 #include <deque>
 #include <mutex>
@@ -78,6 +79,9 @@ class RedisEventStreamImpl : public std::enable_shared_from_this<RedisEventStrea
         client_ = std::make_unique<redis::Client>(url, ro);
     }
 
+    // Starts the reader and waits (at most a few seconds) until it knows where the stream
+    // ends: an event published once the constructor returned is one the reader will see, so
+    // no client served afterwards misses it.
     void start() {
         thread_ = std::thread([self = this] {
             self->loop_.post([self] {
@@ -86,6 +90,9 @@ class RedisEventStreamImpl : public std::enable_shared_from_this<RedisEventStrea
             });
             self->loop_.run();
         });
+        std::unique_lock lock(positioned_mu_);
+        positioned_cv_.wait_for(lock, opt_.block + std::chrono::seconds(5),
+                                [this] { return positioned_; });
     }
 
     ~RedisEventStreamImpl() { stop(); }
@@ -232,6 +239,16 @@ class RedisEventStreamImpl : public std::enable_shared_from_this<RedisEventStrea
         }
     }
 
+    // The reader has its first position, or could not reach Redis for it (start() waits).
+    void mark_positioned() {
+        {
+            std::lock_guard lock(positioned_mu_);
+            if (positioned_) return;
+            positioned_ = true;
+        }
+        positioned_cv_.notify_all();
+    }
+
     // The node's one reader: from the stream's end at start, then from the last id seen, so a
     // lost connection loses nothing Redis still holds.
     Task<void> read_loop() {
@@ -245,6 +262,7 @@ class RedisEventStreamImpl : public std::enable_shared_from_this<RedisEventStrea
                         co_await client_->command("XREVRANGE", key_, "+", "-", "COUNT", "1");
                     std::vector<StreamEvent> e = parse_entries(r);
                     last = e.empty() ? "0-0" : e.front().id;
+                    mark_positioned();
                 }
                 const auto block = static_cast<long long>(opt_.block.count());
                 redis::Reply r = co_await client_->command("XREAD", "COUNT", "1000", "BLOCK", block,
@@ -265,6 +283,7 @@ class RedisEventStreamImpl : public std::enable_shared_from_this<RedisEventStrea
                 dispatch(std::move(batch));
                 continue;
             } catch (const std::exception& e) {
+                mark_positioned();  // (Redis is down: start() does not wait for it)
                 if (stopping_) co_return;
                 if (!down) {
                     down = true;
@@ -287,6 +306,9 @@ class RedisEventStreamImpl : public std::enable_shared_from_this<RedisEventStrea
     std::coroutine_handle<> reader_;
     bool reader_done_ = false;
     bool stopping_ = false;
+    std::mutex positioned_mu_;
+    std::condition_variable positioned_cv_;
+    bool positioned_ = false;
 };
 
 }  // namespace detail

@@ -21,7 +21,9 @@
 // own, resuming from the last id it saw after a lost connection) and hands each event to
 // its clients' loops, whatever their number.
 //
-// Lifetime: make it before the server runs, destroy it after run() returned.
+// Lifetime: make it before the server runs, destroy it after run() returned. The constructor
+// returns once the node's reader knows where the stream ends (or found Redis unreachable), so
+// every event published afterwards reaches the clients the node serves.
 
 #include <chrono>
 #include <cstdint>
