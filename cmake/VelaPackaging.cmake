@@ -9,6 +9,7 @@ function(vela_pc_names dep out)
     fmt::fmt=fmt spdlog::spdlog=spdlog simdjson::simdjson=simdjson OpenSSL::SSL=libssl
     OpenSSL::Crypto=libcrypto ZLIB::ZLIB=zlib PkgConfig::NGHTTP2=libnghttp2
     PkgConfig::BROTLI=libbrotlienc,libbrotlidec PkgConfig::ZSTD=libzstd PkgConfig::LIBPQ=-lpq
+    PkgConfig::MARIADB=libmariadb
     PkgConfig::SQLITE3=sqlite3 PkgConfig::HIREDIS=hiredis PkgConfig::CARES=libcares PkgConfig::TOMLPP=tomlplusplus
     PkgConfig::TOMLPLUSPLUS=tomlplusplus PkgConfig::TOML=tomlplusplus)
   set(names "")

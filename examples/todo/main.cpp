@@ -1,8 +1,10 @@
 // A small but complete web app: accounts with sessions, a todo list as HTML forms and as a
 // JSON API, file attachments, CORS for the API, security headers, a login rate limit, request
 // ids and an access log. Accounts and todos live in a database (vela::db): an SQLite file
-// under --data by default, or PostgreSQL with --db postgres://...; the schema comes from the
-// numbered SQL files in --migrations, applied at start. Attachments are files under --data.
+// under --data by default, PostgreSQL with --db postgres://... or MySQL/MariaDB with
+// --db mysql://...; the schema comes from the numbered SQL files in --migrations (migrations/,
+// or migrations-mysql/ in MariaDB's dialect for MySQL), applied at start. Attachments are
+// files under --data.
 // For operations it serves its OpenAPI document (/openapi.json) with Swagger UI (/docs),
 // Prometheus metrics (/metrics, database pool included), liveness and readiness (/health,
 // /ready: the database answers) and logs stalled handlers; a TOML file (--config, see
@@ -41,6 +43,11 @@
 #ifndef TODO_MIGRATIONS_DIR
 #define TODO_MIGRATIONS_DIR "examples/todo/migrations"
 #endif
+// Its MariaDB version beside it, the default for MySQL: the portable files have TEXT keys,
+// which MariaDB cannot index without a length.
+#ifndef TODO_MYSQL_MIGRATIONS_DIR
+#define TODO_MYSQL_MIGRATIONS_DIR TODO_MIGRATIONS_DIR "-mysql"
+#endif
 
 namespace {
 
@@ -55,8 +62,11 @@ constexpr std::string_view kUsage =
     "  --data DIR            attachments and the SQLite file todo.db (default ./todo-data;\n"
     "                        created)\n"
     "  --db URL              the database instead: sqlite:///abs/file.db, sqlite://rel.db,\n"
-    "                        postgres://user:password@host:port/db (default: sqlite in --data)\n"
+    "                        postgres://user:password@host:port/db,\n"
+    "                        mysql://user:password@host:port/db (default: sqlite in --data)\n"
     "  --migrations DIR      the schema's SQL files (default: " TODO_MIGRATIONS_DIR
+    ",\n"
+    "                        for MySQL " TODO_MYSQL_MIGRATIONS_DIR
     ")\n"
     "  --cors-origin ORIGIN  an origin allowed to call /api with credentials\n"
     "                        (default http://localhost:5173)\n"
@@ -66,8 +76,8 @@ constexpr std::string_view kUsage =
 // The [todo] table of the configuration (VELA_TODO_DATA ... override it), then the command line.
 struct Settings {
     std::string data = "todo-data";
-    std::string db;  // empty: sqlite in `data`
-    std::string migrations = TODO_MIGRATIONS_DIR;
+    std::string db;          // empty: sqlite in `data`
+    std::string migrations;  // empty: the backend's folder (TODO_MIGRATIONS_DIR or its -mysql)
     std::string cors_origin = "http://localhost:5173";
     std::string access_log;
     std::string title = "todo";  // the OpenAPI document's title
@@ -169,11 +179,12 @@ vela::Task<bool> verify_off_loop(const std::string& password, const std::string&
     co_return co_await vela::run_blocking(std::move(work));
 }
 
-// The data, in a vela::db::Database shared by every loop (SQLite file or PostgreSQL).
+// The data, in a vela::db::Database shared by every loop (SQLite file, PostgreSQL or MySQL).
 // Attachments are files named after their todo: <files>/<hex(user)>-<id>.
 class Store {
   public:
-    Store(vela::db::Database& db, std::string files) : db_(db), files_(std::move(files)) {}
+    Store(vela::db::Database& db, std::string files)
+        : db_(db), files_(std::move(files)), mysql_(db.backend_name() == "mysql") {}
 
     // Creates the account; false when the name is taken.
     vela::Task<bool> add_user(const Credentials& c) {
@@ -208,15 +219,19 @@ class Store {
     vela::Task<std::optional<Todo>> add(const std::string& user, const std::string& title) {
         // The account's counter and the insert commit together: ids are never reused.
         auto body = [&](vela::db::Transaction& tx) -> vela::Task<std::optional<Todo>> {
-            const std::optional<std::int64_t> id = co_await tx.query_one<std::int64_t>(
-                "UPDATE accounts SET next_todo = next_todo + 1 WHERE name = $1 "
-                "RETURNING next_todo - 1",
-                user);
+            const std::optional<std::int64_t> id = co_await take_id(tx, user);
             if (!id) co_return std::nullopt;
+            if (!mysql_)
+                co_return co_await tx.query_one<Todo>(
+                    "INSERT INTO todos (account, id, title) VALUES ($1, $2, $3) "
+                    "RETURNING id, title, done, attachment",
+                    user, *id, title);
+            // MySQL has no RETURNING (MariaDB only on INSERT and DELETE): insert, then read.
+            co_await tx.execute("INSERT INTO todos (account, id, title) VALUES ($1, $2, $3)", user,
+                                *id, title);
             co_return co_await tx.query_one<Todo>(
-                "INSERT INTO todos (account, id, title) VALUES ($1, $2, $3) "
-                "RETURNING id, title, done, attachment",
-                user, *id, title);
+                "SELECT id, title, done, attachment FROM todos WHERE account = $1 AND id = $2",
+                user, *id);
         };
         co_return co_await db_.transaction(body);
     }
@@ -229,10 +244,24 @@ class Store {
     // The changed todo; nullopt when there is none.
     vela::Task<std::optional<Todo>> update(const std::string& user, std::int64_t id,
                                            const TodoPatch& p) {
-        return db_.query_one<Todo>(
-            "UPDATE todos SET title = COALESCE($3, title), done = COALESCE($4, done) "
-            "WHERE account = $1 AND id = $2 RETURNING id, title, done, attachment",
-            user, id, p.title, p.done);
+        if (!mysql_)
+            co_return co_await db_.query_one<Todo>(
+                "UPDATE todos SET title = COALESCE($3, title), done = COALESCE($4, done) "
+                "WHERE account = $1 AND id = $2 RETURNING id, title, done, attachment",
+                user, id, p.title, p.done);
+        // MySQL: the UPDATE, then the row, in one transaction. affected() counts the rows
+        // matched (CLIENT_FOUND_ROWS), so 0 means no such todo, even for an empty patch.
+        auto body = [&](vela::db::Transaction& tx) -> vela::Task<std::optional<Todo>> {
+            const std::uint64_t n = co_await tx.execute(
+                "UPDATE todos SET title = COALESCE($3, title), done = COALESCE($4, done) "
+                "WHERE account = $1 AND id = $2",
+                user, id, p.title, p.done);
+            if (n == 0) co_return std::nullopt;
+            co_return co_await tx.query_one<Todo>(
+                "SELECT id, title, done, attachment FROM todos WHERE account = $1 AND id = $2",
+                user, id);
+        };
+        co_return co_await db_.transaction(body);
     }
     // False when there was no such todo.
     vela::Task<bool> remove(const std::string& user, std::int64_t id) {
@@ -266,12 +295,32 @@ class Store {
     }
 
   private:
+    // The account's next todo id, counted up in `tx`; nullopt when the account is gone.
+    vela::Task<std::optional<std::int64_t>> take_id(vela::db::Transaction& tx,
+                                                    const std::string& user) {
+        if (!mysql_)
+            co_return co_await tx.query_one<std::int64_t>(
+                "UPDATE accounts SET next_todo = next_todo + 1 WHERE name = $1 "
+                "RETURNING next_todo - 1",
+                user);
+        // MySQL: FOR UPDATE locks the account's row until the commit, so concurrent adds take
+        // their ids one after another.
+        const std::optional<std::int64_t> id = co_await tx.query_one<std::int64_t>(
+            "SELECT next_todo FROM accounts WHERE name = $1 FOR UPDATE", user);
+        if (id)
+            co_await tx.execute("UPDATE accounts SET next_todo = next_todo + 1 WHERE name = $1",
+                                user);
+        co_return id;
+    }
     std::string file_of(std::string_view user, std::int64_t id) const {
         return files_ + "/" + to_hex(user) + "-" + std::to_string(id);
     }
 
     vela::db::Database& db_;
     std::string files_;
+    // MySQL and MariaDB have no UPDATE ... RETURNING: add() and update() take other
+    // statements there (in the same transaction, so with the same outcome).
+    const bool mysql_;
     // Checked against for names that do not exist: a hash of a random password.
     const std::string unknown_user_hash_ =
         vela::crypto::password_hash(vela::crypto::random_token());
@@ -426,6 +475,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "todo: %s (see --help)\n", e.what());
         return 2;
     }
+    // Unless given: the portable SQL files, or their MariaDB dialect for MySQL.
+    if (opts.migrations.empty())
+        opts.migrations = db->backend_name() == std::string_view("mysql")
+                              ? TODO_MYSQL_MIGRATIONS_DIR
+                              : TODO_MIGRATIONS_DIR;
     try {
         // Before the server starts, on a loop of its own.
         const std::size_t n = vela::block_on(db->migrate(opts.migrations));
@@ -457,8 +511,9 @@ int main(int argc, char** argv) {
         vela::log::warn("todo: no /docs: Swagger UI's files were not found (scripts/install-npm)");
     }
     vela::MetricsOptions metrics;
-    if (db->backend_name() == std::string_view("postgres"))
-        metrics.pools.push_back(vela::pg_pool_source("todo", *db));
+    const std::string_view backend = db->backend_name();
+    if (backend == "postgres" || backend == "mysql")
+        metrics.pools.push_back(vela::db_pool_source("todo", *db));
     vela::metrics(app, std::move(metrics));
     vela::stall_watchdog(app, {.threshold = std::chrono::milliseconds(200)});
     vela::health(app);

@@ -1,5 +1,6 @@
 #pragma once
-// Reports a PostgreSQL pool in vela::metrics (vela_db_pool_*{pool="name"}):
+// Reports a PostgreSQL (or MySQL: db_pool_source) pool in vela::metrics
+// (vela_db_pool_*{pool="name"}):
 //
 //     auto db = vela::db::Database::open("postgres://...");
 //     vela::MetricsOptions m;
@@ -23,6 +24,15 @@ namespace vela {
 inline PoolSource pg_pool_source(std::string name, db::Database& db) {
     return PoolSource{std::move(name), [&db]() -> std::optional<PoolSample> {
                           const db::PgPoolStats s = db::pg_pool_stats(db);
+                          return PoolSample{s.connections, s.busy, s.waiting};
+                      }};
+}
+
+/// A PoolSource reading the pool of any pooled `db` (PostgreSQL, MySQL) on each loop
+/// (db::pool_stats); `db` must outlive the app's run.
+inline PoolSource db_pool_source(std::string name, db::Database& db) {
+    return PoolSource{std::move(name), [&db]() -> std::optional<PoolSample> {
+                          const db::PoolStats s = db::pool_stats(db);
                           return PoolSample{s.connections, s.busy, s.waiting};
                       }};
 }

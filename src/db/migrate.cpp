@@ -2,9 +2,11 @@
 // vela_migrations. Written against Executor/Transaction only, so it serves both backends.
 //
 // Concurrency: each file is applied in its own transaction, which first makes sure no other
-// migrator is inside one (PostgreSQL: pg_advisory_xact_lock on a fixed key; SQLite: BEGIN
-// IMMEDIATE, which the writer serializes) and then checks vela_migrations again, so two
-// processes or loops migrating at once apply every file exactly once.
+// migrator is inside one (PostgreSQL: pg_advisory_xact_lock on a fixed key; MySQL: the named
+// lock vela_migrations, held by the connection until the pool takes it back, as DDL commits
+// implicitly; SQLite: BEGIN IMMEDIATE, which the writer serializes) and then checks
+// vela_migrations again, so two processes or loops migrating at once apply every file exactly
+// once.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,15 +84,24 @@ std::string_view create_table_sql(std::string_view backend) {
     if (backend == "postgres")
         return "CREATE TABLE IF NOT EXISTS vela_migrations (version BIGINT PRIMARY KEY, name TEXT "
                "NOT NULL, checksum TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())";
+    if (backend == "mysql")
+        return "CREATE TABLE IF NOT EXISTS vela_migrations (version BIGINT PRIMARY KEY, name "
+               "VARCHAR(255) NOT NULL, checksum VARCHAR(64) NOT NULL, applied_at DATETIME(6) NOT "
+               "NULL DEFAULT CURRENT_TIMESTAMP(6))";
     return "CREATE TABLE IF NOT EXISTS vela_migrations (version INTEGER PRIMARY KEY, name TEXT "
            "NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT "
            "(strftime('%Y-%m-%d %H:%M:%f', 'now')))";
 }
 
-// Takes the migration lock for the rest of `tx` (PostgreSQL; SQLite's BEGIN IMMEDIATE
+// Takes the migration lock for the rest of `tx` (PostgreSQL, MySQL; SQLite's BEGIN IMMEDIATE
 // already holds the only writer).
 Task<void> lock(Transaction& tx, std::string_view backend) {
     if (backend == "postgres") co_await tx.execute("SELECT pg_advisory_xact_lock($1)", kLockKey);
+    if (backend == "mysql") {
+        auto got = co_await tx.query_one<std::int64_t>("SELECT GET_LOCK('vela_migrations', 600)");
+        if (!got || *got != 1)
+            throw Error("migrations: another migrator held the lock vela_migrations for 600 s");
+    }
 }
 
 void check_unchanged(const File& f, const std::string& recorded) {

@@ -15,6 +15,7 @@
 #include <coroutine>
 #include <mutex>
 
+#include "loop_pools.hpp"
 #include "pg_backend.hpp"
 #include "pg_connection.hpp"
 #include "pg_result.hpp"
@@ -78,6 +79,10 @@ class Pool final : public ConnectionOwner, public std::enable_shared_from_this<P
     void on_closed(Connection& c, const std::string& why) override;
     void on_idle(Connection& c) override;
 
+    // The periodic sweep of idle, old and closed connections (detail::arm_sweep).
+    void sweep();
+    bool sweep_armed = false;
+
     Loop& loop;
     LoopRef ref;
     const ConnectParams& params;
@@ -89,8 +94,6 @@ class Pool final : public ConnectionOwner, public std::enable_shared_from_this<P
     void start_check(Member& m);
     void serve();
     void maybe_connect();
-    void arm_sweep();
-    void sweep();
     void fail_waiters(Outcome::Kind kind, const std::string& why);
     std::size_t connecting() const;
 
@@ -102,7 +105,6 @@ class Pool final : public ConnectionOwner, public std::enable_shared_from_this<P
     milliseconds backoff_{0};
     Clock::time_point next_attempt_{};
     bool retry_armed_ = false;
-    bool sweep_armed_ = false;
     std::string last_error_;
 };
 
@@ -458,7 +460,7 @@ void Pool::on_connected(Connection& c) {
     backoff_ = milliseconds(0);
     next_attempt_ = {};
     last_error_.clear();
-    arm_sweep();
+    detail::arm_sweep(*this);
     serve();
 }
 
@@ -473,8 +475,7 @@ void Pool::on_closed(Connection& c, const std::string& why) {
     auto self = shared_from_this();
     if (never_ready) {
         // Connecting failed: later attempts wait, doubling up to reconnect_backoff_max.
-        backoff_ = backoff_.count() == 0 ? opts.reconnect_backoff
-                                         : std::min(backoff_ * 2, opts.reconnect_backoff_max);
+        backoff_ = detail::next_backoff(backoff_, opts);
         next_attempt_ = Clock::now() + backoff_;
         last_error_ = why;
         bool other = false;
@@ -509,21 +510,6 @@ void Pool::on_idle(Connection& c) {
     if (granted) granted->placed();
 }
 
-void Pool::arm_sweep() {
-    if (sweep_armed_) return;
-    milliseconds period{1000};
-    if (opts.idle_timeout.count() > 0) period = std::min(period, opts.idle_timeout / 2);
-    if (opts.max_lifetime.count() > 0) period = std::min(period, opts.max_lifetime / 2);
-    period = std::max(period, milliseconds(20));
-    sweep_armed_ = true;
-    loop.call_after(period, [p = weak_from_this()] {
-        if (auto pool = p.lock()) {
-            pool->sweep_armed_ = false;
-            pool->sweep();
-        }
-    });
-}
-
 void Pool::sweep() {
     const auto now = Clock::now();
     std::vector<std::shared_ptr<Connection>> to_close;
@@ -542,7 +528,7 @@ void Pool::sweep() {
             m.mode = Mode::retiring;  // closed once idle
     }
     for (auto& c : to_close) c->close("idle");
-    if (!members_.empty()) arm_sweep();
+    if (!members_.empty()) detail::arm_sweep(*this);
 }
 
 PgPoolStats Pool::stats() const {
@@ -627,15 +613,6 @@ class PgTransaction final : public Transaction {
 // ---------------------------------------------------------------------------------------
 // Backend
 
-std::atomic<std::uint64_t> g_next_backend{1};
-
-struct LocalPool {
-    std::uint64_t backend = 0;
-    LoopRef loop;
-    Pool* pool = nullptr;
-};
-thread_local LocalPool t_pool;
-
 class PgBackend final : public Backend {
   public:
     PgBackend(std::string_view url, const Options& o) : params_(parse_url(url)), opts_(o) {
@@ -643,11 +620,6 @@ class PgBackend final : public Backend {
         params_.connect_timeout = opts_.connect_timeout;
         params_.query_timeout = opts_.query_timeout;
         params_.statement_cache = opts_.prepare ? opts_.statement_cache : 0;
-    }
-    ~PgBackend() override {
-        std::lock_guard lock(mu_);
-        if (t_pool.backend == id_) t_pool = {};
-        pools_.clear();
     }
 
     std::string_view name() const noexcept override { return "postgres"; }
@@ -677,23 +649,8 @@ class PgBackend final : public Backend {
 
     // The calling loop's pool.
     Pool& pool() {
-        Loop* l = Loop::current();
-        if (!l)
-            throw Error("vela::db: PostgreSQL statements must be awaited on a running vela::Loop");
-        LoopRef ref = l->ref();
-        if (t_pool.backend == id_ && t_pool.loop.same_loop(ref)) return *t_pool.pool;
-        std::lock_guard lock(mu_);
-        // The pools of loops that are gone close their connections without them.
-        std::erase_if(pools_, [](const std::shared_ptr<Pool>& p) { return !p->ref.alive(); });
-        Pool* found = nullptr;
-        for (auto& p : pools_)
-            if (p->ref.same_loop(ref)) found = p.get();
-        if (!found) {
-            pools_.push_back(std::make_shared<Pool>(params_, opts_, *l));
-            found = pools_.back().get();
-        }
-        t_pool = LocalPool{id_, std::move(ref), found};
-        return *found;
+        return pools_.get("PostgreSQL",
+                          [this](Loop& l) { return std::make_shared<Pool>(params_, opts_, l); });
     }
 
     // For LISTEN/NOTIFY and COPY (pg_backend.hpp).
@@ -702,17 +659,15 @@ class PgBackend final : public Backend {
 
     PgPoolStats stats() {
         PgPoolStats s = pool().stats();
-        std::lock_guard lock(mu_);
-        s.loops = pools_.size();
+        s.loops = pools_.count();
         return s;
     }
+    std::optional<PoolStats> pool_stats() override { return stats(); }
 
   private:
     ConnectParams params_;
     Options opts_;
-    const std::uint64_t id_ = g_next_backend.fetch_add(1);
-    std::mutex mu_;
-    std::vector<std::shared_ptr<Pool>> pools_;
+    detail::LoopPools<Pool> pools_;  // last: destroyed first
 };
 
 PgBackend& backend_of(Database& db, const char* what) {

@@ -1,8 +1,10 @@
 #pragma once
 // The real database servers of the data tests. scripts/test (and .ci/run through it) starts
-// PostgreSQL and Redis with scripts/db-servers and exports their URLs; a test that needs one
-// starts with VELA_NEED_PG(url) or VELA_NEED_REDIS(url). Without the server it is skipped
-// with a loud message when run by hand, and it fails in CI (VELA_CI set): CI never skips.
+// PostgreSQL, MariaDB and Redis with scripts/db-servers and exports their URLs
+// (VELA_TEST_PG_URL, VELA_TEST_MYSQL_URL, VELA_TEST_REDIS_URL); a test that needs one starts
+// with VELA_NEED_PG(url), VELA_NEED_MYSQL(url) or VELA_NEED_REDIS(url). Without the server it
+// is skipped with a loud message when run by hand, and it fails in CI (VELA_CI set): CI never
+// skips.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -43,5 +45,7 @@ inline bool db_servers(const std::string& cmd) {
 
 /// `std::string var` = the PostgreSQL URL of the test server (or the test is skipped/failed).
 #define VELA_NEED_PG(var) VELA_NEED_SERVER_(var, "VELA_TEST_PG_URL", "PostgreSQL")
+/// `std::string var` = the MySQL/MariaDB URL of the test server (or the test is skipped/failed).
+#define VELA_NEED_MYSQL(var) VELA_NEED_SERVER_(var, "VELA_TEST_MYSQL_URL", "MySQL")
 /// `std::string var` = the Redis URL of the test server (or the test is skipped/failed).
 #define VELA_NEED_REDIS(var) VELA_NEED_SERVER_(var, "VELA_TEST_REDIS_URL", "Redis")

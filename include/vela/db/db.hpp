@@ -256,6 +256,9 @@ class ResultData {
     virtual std::string_view column_name(std::size_t c) const = 0;
     /// Rows changed by an INSERT, UPDATE or DELETE (0 for other statements).
     virtual std::uint64_t affected() const noexcept = 0;
+    /// MySQL/MariaDB: the AUTO_INCREMENT value the statement generated (0: none; other
+    /// backends return ids with RETURNING).
+    virtual std::uint64_t last_insert_id() const noexcept { return 0; }
     /// True when the cell is NULL.
     virtual bool is_null(std::size_t r, std::size_t c) const = 0;
     /// The cell as an integer.
@@ -485,6 +488,8 @@ class Result {
     std::string_view column_name(std::size_t c) const { return d_->column_name(c); }
     /// Rows changed by an INSERT, UPDATE or DELETE.
     std::uint64_t affected() const noexcept { return d_ ? d_->affected() : 0; }
+    /// MySQL/MariaDB: the AUTO_INCREMENT value an INSERT generated (0 when none).
+    std::uint64_t last_insert_id() const noexcept { return d_ ? d_->last_insert_id() : 0; }
     /// Row `r` (r < size()).
     Row operator[](std::size_t r) const noexcept { return Row(d_.get(), r); }
     /// Iterates the rows.
@@ -668,8 +673,28 @@ struct Options {
 
 class Backend;
 
+/// What the calling loop's pool of a Database holds (PostgreSQL, MySQL; for monitoring and
+/// tests).
+struct PoolStats {
+    /// Connections open or being opened.
+    std::size_t connections = 0;
+    /// Of those, being opened.
+    std::size_t connecting = 0;
+    /// Held by a transaction (or a script).
+    std::size_t reserved = 0;
+    /// Statements in flight on the pool's connections.
+    std::size_t in_flight = 0;
+    /// Connections in use: reserved, or with statements in flight.
+    std::size_t busy = 0;
+    /// Statements and transactions waiting for a connection.
+    std::size_t waiting = 0;
+    /// Loops that have a pool in this Database.
+    std::size_t loops = 0;
+};
+
 /// A database chosen by URL: `sqlite:///path/file.db` (`sqlite::memory:` for a private
-/// in-memory one) or `postgres://user:password@host:port/db?options` (also `postgresql://`).
+/// in-memory one), `postgres://user:password@host:port/db?options` (also `postgresql://`) or
+/// `mysql://user:password@host:port/db?options` (also `mariadb://`; see mysql.hpp).
 class Database : public Executor {
   public:
     /// The SQLite file ./data/vela.db (the default when no database is configured).
@@ -683,7 +708,7 @@ class Database : public Executor {
     /// Not copyable (share it by reference or shared_ptr).
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
-    /// "postgres" or "sqlite".
+    /// "postgres", "mysql" or "sqlite".
     std::string_view backend_name() const noexcept;
     /// The backend (for backend-specific calls, see postgres.hpp).
     Backend& backend() noexcept { return *backend_; }
@@ -736,12 +761,13 @@ class Database : public Executor {
     std::unique_ptr<Backend> backend_;
 };
 
-/// What a backend implements (PostgreSQL in postgres.hpp, SQLite in sqlite.cpp).
+/// What a backend implements (PostgreSQL in postgres.cpp, MySQL in mysql.cpp, SQLite in
+/// sqlite.cpp).
 class Backend {
   public:
     /// Virtual, as every backend is a derived class.
     virtual ~Backend() = default;
-    /// "postgres" or "sqlite".
+    /// "postgres", "mysql" or "sqlite".
     virtual std::string_view name() const noexcept = 0;
     /// See Executor::run.
     virtual Task<Result> run(std::string_view sql, std::vector<Param> params) = 0;
@@ -749,10 +775,18 @@ class Backend {
     virtual Task<void> run_script(std::string_view sql) = 0;
     /// See Database::begin.
     virtual Task<std::unique_ptr<Transaction>> begin() = 0;
+    /// The calling loop's pool (nullopt for backends without one: SQLite).
+    virtual std::optional<PoolStats> pool_stats() { return std::nullopt; }
 };
+
+/// The pool statistics of `db` on the calling loop (PostgreSQL, MySQL). Throws Error for
+/// SQLite, or when the caller is on no running Loop.
+PoolStats pool_stats(Database& db);
 
 /// Makes the PostgreSQL backend for `url` (src/db/postgres.cpp).
 std::unique_ptr<Backend> make_postgres(std::string_view url, const Options& options);
+/// Makes the MySQL/MariaDB backend for `url` (src/db/mysql.cpp).
+std::unique_ptr<Backend> make_mysql(std::string_view url, const Options& options);
 /// Makes the SQLite backend for `url` (src/db/sqlite.cpp).
 std::unique_ptr<Backend> make_sqlite(std::string_view url, const Options& options);
 

@@ -24,23 +24,8 @@
 
 namespace vela::db {
 
-/// What the calling loop's PostgreSQL pool holds (for monitoring and tests).
-struct PgPoolStats {
-    /// Connections open or being opened.
-    std::size_t connections = 0;
-    /// Of those, being opened.
-    std::size_t connecting = 0;
-    /// Held by a transaction (or a script).
-    std::size_t reserved = 0;
-    /// Statements in flight on the pool's connections.
-    std::size_t in_flight = 0;
-    /// Connections in use: reserved, or with statements in flight.
-    std::size_t busy = 0;
-    /// Statements and transactions waiting for a connection.
-    std::size_t waiting = 0;
-    /// Loops that have a pool in this Database.
-    std::size_t loops = 0;
-};
+/// What the calling loop's PostgreSQL pool holds (see PoolStats in db.hpp).
+using PgPoolStats = PoolStats;
 
 /// The pool statistics of `db` on the calling loop (Error when `db` is not PostgreSQL or the
 /// caller is on no running Loop).
