@@ -7,12 +7,13 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <thread>
 
 #include "my_result.hpp"
 #include "vela/base/log.hpp"
-#include "vela/reactor/blocking.hpp"
 
 namespace vela::db::my {
 
@@ -70,7 +71,7 @@ void add_columns(MyResult& out, const MYSQL_FIELD* f, unsigned n) {
                        f[i].type == MYSQL_TYPE_BIT);
 }
 
-// KILL QUERY `id` over a blocking connection of its own (run on the blocking pool); "" or the
+// KILL QUERY `id` over a blocking connection of its own (run on a short-lived thread); "" or the
 // error.
 std::string kill_blocking(const ConnectParams& p, unsigned long id) {
     MYSQL* m = mysql_init(nullptr);
@@ -188,17 +189,37 @@ void Connection::wake(int events) {
     std::exchange(waiter_, {}).resume();
 }
 
+// The loop reads the handle after the callback: an operation resumed from it that drops the
+// last reference (its statement ended, the pool let the connection go) must not destroy the
+// connection before the callback returns.
+void Connection::keep_through_callback(std::shared_ptr<Connection> self) {
+    if (self.use_count() == 1) loop_.defer([s = std::move(self)] {});
+}
+
 void Connection::on_ready() {
-    if (waiter_) return wake(MYSQL_WAIT_READ | (want_ & MYSQL_WAIT_WRITE));
+    if (waiter_) {
+        auto self = shared_from_this();
+        wake(MYSQL_WAIT_READ | (want_ & MYSQL_WAIT_WRITE));
+        return keep_through_callback(std::move(self));
+    }
     // Readable while idle: the server closed the connection (shutdown, wait_timeout, KILL),
-    // maybe after an error packet. Nothing is expected, so it is gone either way.
-    if (state_ == State::ready && !busy_) {
+    // maybe after an error packet; nothing else is sent unasked. An edge can also come late
+    // for bytes the last operation already read: then there is nothing to read.
+    if (state_ == State::ready && !busy_ && handle_.fd >= 0) {
+        char b;
+        const ssize_t n = ::recv(handle_.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
         log::debug("MySQL: connection {} closed by the server", thread_id_);
         close();
     }
 }
 
-void Connection::on_write_ready() { wake(MYSQL_WAIT_WRITE); }
+void Connection::on_write_ready() {
+    if (!waiter_) return;
+    auto self = shared_from_this();
+    wake(MYSQL_WAIT_WRITE);
+    keep_through_callback(std::move(self));
+}
 
 // Cuts the socket under an operation that does not end: the connector's next read fails.
 void Connection::abort_io() {
@@ -240,12 +261,15 @@ void Connection::begin_op(bool timed) {
 
 void Connection::end_op() noexcept {
     busy_ = false;
-    if (query_timer_) loop_.cancel(query_timer_), query_timer_ = 0;
-    if (stop_timer_) loop_.cancel(stop_timer_), stop_timer_ = 0;
+    // (An operation abandoned after its loop stopped must not touch the loop.)
+    const bool on_loop = Loop::current() == &loop_;
+    if (on_loop && query_timer_) loop_.cancel(query_timer_);
+    if (on_loop && stop_timer_) loop_.cancel(stop_timer_);
+    query_timer_ = stop_timer_ = 0;
     last_used_ = Clock::now();
     if (waiter_ || drain_) {
         waiter_ = {};
-        close();
+        close_on_loop(on_loop);
     }
 }
 
@@ -253,7 +277,7 @@ void Connection::on_query_timeout() {
     if (!busy_ || state_ != State::ready) return;
     timed_out_ = true;
     ++kill_pending_;
-    loop_.spawn(kill_query(params_, thread_id_, weak_from_this()));
+    kill_query(params_, thread_id_, weak_from_this(), loop_.ref());
     // A server that does not answer even then: cut the connection.
     const milliseconds grace = std::max(params_.connect_timeout, milliseconds(1000)) * 2;
     stop_timer_ = loop_.call_after(grace, [w = weak_from_this()] {
@@ -264,11 +288,17 @@ void Connection::on_query_timeout() {
     });
 }
 
-Task<void> Connection::kill_query(ConnectParams p, unsigned long id, std::weak_ptr<Connection> w) {
-    auto job = [p = std::move(p), id] { return kill_blocking(p, id); };
-    std::string err = co_await run_blocking(std::move(job));
-    if (auto c = w.lock()) --c->kill_pending_;
-    if (!err.empty()) log::warn("MySQL: KILL QUERY {} failed: {}", id, err);
+// KILL QUERY from a short-lived thread of its own (connecting and the KILL block); the result
+// comes back to the loop by a post, to a connection that may be gone by then.
+void Connection::kill_query(ConnectParams p, unsigned long id, std::weak_ptr<Connection> w,
+                            LoopRef loop) {
+    std::thread([p = std::move(p), id, w = std::move(w), loop = std::move(loop)]() mutable {
+        std::string err = kill_blocking(p, id);
+        loop.post([w = std::move(w), err = std::move(err), id] {
+            if (auto c = w.lock()) --c->kill_pending_;
+            if (!err.empty()) log::warn("MySQL: KILL QUERY {} failed: {}", id, err);
+        });
+    }).detach();
 }
 
 void Connection::close_on_loop(bool on_loop) noexcept {
@@ -341,10 +371,12 @@ Task<void> Connection::connect() {
         Connection& c;
         ~Done() {
             c.busy_ = false;
-            if (c.stop_timer_) c.loop_.cancel(c.stop_timer_), c.stop_timer_ = 0;
+            const bool on_loop = Loop::current() == &c.loop_;
+            if (on_loop && c.stop_timer_) c.loop_.cancel(c.stop_timer_);
+            c.stop_timer_ = 0;
             if (c.waiter_ || c.drain_) {
                 c.waiter_ = {};
-                c.close();
+                c.close_on_loop(on_loop);
             }
         }
     } done{*this};

@@ -13,9 +13,9 @@
 // hands it to one statement or transaction at a time.
 //
 // Query timeouts: a statement still running after its timeout is killed on the server
-// (`KILL QUERY <connection id>` sent over a side connection from the blocking pool, the only
-// work done off the loop) and fails with TimeoutError; if the server does not answer even then,
-// the connection is cut.
+// (`KILL QUERY <connection id>` sent over a side connection from a short-lived thread, the
+// only work done off the loop) and fails with TimeoutError; if the server does not answer even
+// then, the connection is cut.
 #include <mysql.h>
 
 #include <chrono>
@@ -130,13 +130,15 @@ class Connection : public IoSink, public std::enable_shared_from_this<Connection
     Step step(int status, Cont fn) noexcept { return Step(*this, status, fn); }
     void watch_socket();
     void wake(int events);
+    void keep_through_callback(std::shared_ptr<Connection> self);
     void arm_io_timer();
     void on_query_timeout();
     void abort_io();
     void begin_op(bool timed);
     void end_op() noexcept;
     void close_on_loop(bool on_loop) noexcept;
-    static Task<void> kill_query(ConnectParams p, unsigned long id, std::weak_ptr<Connection> w);
+    static void kill_query(ConnectParams p, unsigned long id, std::weak_ptr<Connection> w,
+                           LoopRef loop);
     Task<Prepared*> prepare(std::string_view sql);
     Task<void> close_statement(MYSQL_STMT* stmt);
     Task<Result> fetch(MYSQL_STMT* stmt, MYSQL_RES* meta);

@@ -70,15 +70,20 @@ class Pool final : public std::enable_shared_from_this<Pool> {
   public:
     struct Member {
         std::shared_ptr<Connection> conn;
-        bool lent = false;     // held by a statement or transaction
-        bool tx = false;       // held by a transaction
-        bool opening = false;  // connect() under way
+        bool lent = false;                   // held by a statement or transaction
+        bool tx = false;                     // held by a transaction
+        bool opening = false;                // connect() under way
+        std::coroutine_handle<> connecting;  // its driving frame (destroyed with the pool)
     };
 
     Pool(const ConnectParams& params, const Options& opts, Loop& loop)
         : loop(loop), ref(loop.ref()), params(params), opts(opts) {}
     ~Pool() {
-        for (auto& m : members_) m.conn->close_off_loop();
+        for (auto& m : members_) {
+            // A connect still under way (the loop stopped first): abandon it.
+            if (m.connecting) m.connecting.destroy();
+            m.conn->close_off_loop();
+        }
     }
 
     std::shared_ptr<Connection> take_idle();
@@ -111,10 +116,8 @@ class Pool final : public std::enable_shared_from_this<Pool> {
     }
     void serve();
     void maybe_connect();
-    void opened(const std::shared_ptr<Connection>& c, const std::string& error);
+    void opened(Connection& c, const std::string& error);
     void drop(const Connection& c);
-    static Task<void> open(std::weak_ptr<Pool> wp, std::shared_ptr<Connection> c);
-    static Task<void> unlock(std::weak_ptr<Pool> wp, std::shared_ptr<Connection> c);
 
     std::vector<Member> members_;
     Acquire* head_ = nullptr;
@@ -205,36 +208,18 @@ void Pool::serve() {
 void Pool::release(const std::shared_ptr<Connection>& c) {
     Member* m = member(*c);
     if (!m) return;
-    if (c->state() != Connection::State::ready || c->busy() || c->kill_pending()) {
-        // Lost, or a KILL QUERY may still hit its next statement: do not reuse it.
+    if (c->state() != Connection::State::ready || c->busy() || c->kill_pending() ||
+        c->may_hold_locks()) {
+        // Lost, abandoned midway, or a KILL QUERY may still hit its next statement, or named
+        // locks its user did not get to release (closing releases them): do not reuse it.
         c->close();
         drop(*c);
         if (waiting_ > 0) maybe_connect();
         return;
     }
-    if (c->may_hold_locks()) {
-        // Named locks (GET_LOCK) never outlive their user: released before the next one.
-        loop.spawn(unlock(weak_from_this(), c));
-        return;
-    }
     m->lent = false;
     m->tx = false;
     if (waiting_ > 0) serve();
-}
-
-Task<void> Pool::unlock(std::weak_ptr<Pool> wp, std::shared_ptr<Connection> c) {
-    bool ok = true;
-    try {
-        co_await c->script("DO RELEASE_ALL_LOCKS()");
-        c->locks_released();
-    } catch (const Error& e) {
-        log::warn("MySQL: releasing named locks failed ({}): closing the connection", e.what());
-        ok = false;
-    }
-    auto p = wp.lock();
-    if (!p) co_return;
-    if (!ok) c->close();
-    p->release(c);
 }
 
 void Pool::drop(const Connection& c) {
@@ -259,27 +244,34 @@ void Pool::maybe_connect() {
         return;
     }
     auto c = std::make_shared<Connection>(loop, params);
-    members_.push_back(Member{c, false, false, true});
-    loop.spawn(open(weak_from_this(), std::move(c)));
+    members_.push_back(Member{c, false, false, true, {}});
+    // The pool owns the connect coroutine (not the loop): destroyed with the pool if the loop
+    // stops first, so nothing is left suspended for ever.
+    std::coroutine_handle<> h =
+        vela::start(c->connect(), [w = weak_from_this(), raw = c.get()](std::exception_ptr e) {
+            std::string error;
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& x) {
+                    error = x.what();
+                } catch (...) {
+                    error = "MySQL: connecting failed";
+                }
+            }
+            if (auto p = w.lock()) p->opened(*raw, error);
+        });
+    if (Member* m = member(*c); m && m->opening) m->connecting = h;
 }
 
-Task<void> Pool::open(std::weak_ptr<Pool> wp, std::shared_ptr<Connection> c) {
-    std::string error;
-    try {
-        co_await c->connect();
-    } catch (const Error& e) {
-        error = e.what();
-    }
-    if (auto p = wp.lock()) p->opened(c, error);
-}
-
-void Pool::opened(const std::shared_ptr<Connection>& c, const std::string& error) {
-    Member* m = member(*c);
+void Pool::opened(Connection& c, const std::string& error) {
+    Member* m = member(c);
     if (!m) return;
     m->opening = false;
+    m->connecting = {};
     auto self = shared_from_this();
     if (!error.empty()) {
-        drop(*c);
+        drop(c);
         // Later attempts wait, doubling up to reconnect_backoff_max.
         backoff_ = detail::next_backoff(backoff_, opts);
         next_attempt_ = Clock::now() + backoff_;
@@ -380,6 +372,14 @@ Task<Lease> lease(Pool& p) {
     }
 }
 
+// Named locks (GET_LOCK) never outlive their user: released before the connection goes back
+// (a connection returned with them is closed instead).
+Task<void> release_locks(Connection& c) {
+    if (!c.may_hold_locks()) co_return;
+    co_await c.script("DO RELEASE_ALL_LOCKS()");
+    c.locks_released();
+}
+
 // ---------------------------------------------------------------------------------------
 // Transactions
 
@@ -387,11 +387,11 @@ class MyTransaction final : public Transaction {
   public:
     MyTransaction(Lease l, const Options& o) : lease_(std::move(l)), opts_(o) {}
     ~MyTransaction() override {
-        if (!lease_.conn) return;
-        auto p = lease_.pool.lock();
-        if (p && p->on_own_loop() && lease_.conn->usable()) {
-            // Dropped without commit or rollback: roll back before the pool reuses it.
-            p->loop.spawn(roll_back(std::move(lease_)));
+        // Dropped without commit or rollback: closing the connection rolls it back on the
+        // server (the Lease then drops it from the pool).
+        if (lease_.conn && lease_.conn->state() == Connection::State::ready) {
+            auto p = lease_.pool.lock();
+            if (p && p->on_own_loop()) lease_.conn->close();
         }
     }
 
@@ -405,38 +405,27 @@ class MyTransaction final : public Transaction {
     }
     Task<void> commit() override {
         check();
-        try {
-            co_await lease_.conn->script("COMMIT");
-        } catch (...) {
-            lease_.reset();
-            throw;
-        }
-        lease_.reset();
+        co_await end("COMMIT");
     }
     Task<void> rollback() override {
         if (!lease_.conn) co_return;  // ended already (e.g. a failed commit)
-        try {
-            co_await lease_.conn->script("ROLLBACK");
-        } catch (...) {
-            lease_.reset();
-            throw;
-        }
-        lease_.reset();
+        co_await end("ROLLBACK");
     }
 
   private:
     void check() const {
         if (!lease_.conn) throw Error("the transaction has ended (commit or rollback ran)");
     }
-    static Task<void> roll_back(Lease l) {
+    Task<void> end(std::string_view sql) {
         try {
-            co_await l.conn->script("ROLLBACK");
-        } catch (const Error& e) {
-            log::debug("MySQL: rolling back an abandoned transaction failed: {}", e.what());
-            l.conn->close();
+            co_await lease_.conn->script(sql);
+            co_await release_locks(*lease_.conn);
+        } catch (...) {
+            lease_.reset();
+            throw;
         }
+        lease_.reset();
     }
-
     Lease lease_;
     const Options& opts_;
 };
@@ -460,12 +449,15 @@ class MyBackend final : public Backend {
 
     Task<Result> run(std::string_view sql, std::vector<Param> params) override {
         Lease l = co_await lease(pool());
-        co_return co_await l.conn->execute(sql, params, opts_.prepare);
+        Result r = co_await l.conn->execute(sql, params, opts_.prepare);
+        co_await release_locks(*l.conn);
+        co_return r;
     }
 
     Task<void> run_script(std::string_view sql) override {
         Lease l = co_await lease(pool());
         co_await l.conn->script(sql);
+        co_await release_locks(*l.conn);
     }
 
     Task<std::unique_ptr<Transaction>> begin() override {

@@ -641,7 +641,7 @@ class Transaction : public Executor {
 
 /// How a Database connects and bounds itself (defaults suit a web service).
 struct Options {
-    /// PostgreSQL: connections per loop.
+    /// PostgreSQL, MySQL: connections per loop.
     std::size_t pool_size = 4;
     /// Connecting (TCP + authentication) gives up after this.
     std::chrono::milliseconds connect_timeout{5000};
@@ -661,9 +661,9 @@ struct Options {
     std::chrono::milliseconds reconnect_backoff_max{5000};
     /// PostgreSQL: statements issued together on a loop share round trips (pipeline mode).
     bool pipeline = true;
-    /// PostgreSQL: statements are prepared once per connection and cached by their text.
+    /// PostgreSQL, MySQL: statements are prepared once per connection and cached by their text.
     bool prepare = true;
-    /// PostgreSQL: prepared statements kept per connection (least recently used dropped).
+    /// PostgreSQL, MySQL: prepared statements kept per connection (least recently used dropped).
     std::size_t statement_cache = 256;
     /// SQLite: reader threads (each with its own connection); writes go to one writer thread.
     std::size_t sqlite_readers = 4;

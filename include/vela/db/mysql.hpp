@@ -41,11 +41,12 @@
 // ConnectionError. Error::sqlstate() is MySQL's SQLSTATE.
 //
 // Query timeouts (Options::query_timeout): a statement still running is killed on the server
-// (KILL QUERY on a side connection opened from the blocking pool) and fails with TimeoutError;
-// the connection is reused once the KILL is confirmed. A server that does not answer within
-// twice connect_timeout after that has the connection cut.
+// (KILL QUERY on a side connection opened from a short-lived thread) and fails with TimeoutError;
+// the connection is closed unless the KILL was confirmed before the statement ended. A server that
+// does not answer within twice connect_timeout after that has the connection cut.
 //
-// Transactions run between START TRANSACTION and COMMIT/ROLLBACK on one connection. Unlike
+// Transactions run between START TRANSACTION and COMMIT/ROLLBACK on one connection (one
+// dropped without either has its connection closed, which rolls it back). Unlike
 // PostgreSQL, a failed statement does not abort the transaction (except a deadlock), and DDL
 // (CREATE, ALTER, DROP) commits implicitly, so a migration with DDL is not atomic. Named locks
 // (GET_LOCK) taken on a pooled connection are released before the pool hands it to anyone
