@@ -54,6 +54,23 @@ void format_time(const MYSQL_TIME& t, enum_field_types type, unsigned decimals, 
     }
 }
 
+// True when `sql` names GET_LOCK in any case (its connection may then hold named locks; a
+// stored procedure that takes some is not seen).
+bool mentions_get_lock(std::string_view sql) {
+    constexpr std::string_view kName = "get_lock";
+    for (std::size_t i = 0; i + kName.size() <= sql.size(); ++i) {
+        std::size_t k = 0;
+        while (k < kName.size()) {
+            char c = sql[i + k];
+            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+            if (c != kName[k]) break;
+            ++k;
+        }
+        if (k == kName.size()) return true;
+    }
+    return false;
+}
+
 bool is_integer_type(enum_field_types t) {
     return t == MYSQL_TYPE_TINY || t == MYSQL_TYPE_SHORT || t == MYSQL_TYPE_INT24 ||
            t == MYSQL_TYPE_LONG || t == MYSQL_TYPE_LONGLONG || t == MYSQL_TYPE_YEAR;
@@ -71,6 +88,15 @@ void add_columns(MyResult& out, const MYSQL_FIELD* f, unsigned n) {
                        f[i].type == MYSQL_TYPE_BIT);
 }
 
+// The URL's TLS options on `m`.
+void apply_tls(MYSQL* m, const ConnectParams& p) {
+    if (p.ssl_mode.empty()) return;
+    my_bool on = 1;
+    mysql_options(m, MYSQL_OPT_SSL_ENFORCE, &on);
+    if (p.ssl_mode == "verify") mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
+    if (!p.ssl_ca.empty()) mysql_options(m, MYSQL_OPT_SSL_CA, p.ssl_ca.c_str());
+}
+
 // KILL QUERY `id` over a blocking connection of its own (run on a short-lived thread); "" or the
 // error.
 std::string kill_blocking(const ConnectParams& p, unsigned long id) {
@@ -79,7 +105,10 @@ std::string kill_blocking(const ConnectParams& p, unsigned long id) {
     unsigned secs =
         static_cast<unsigned>(std::max<long long>(1, (p.connect_timeout.count() + 999) / 1000));
     mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &secs);
+    mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &secs);
+    mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &secs);
     mysql_options(m, MYSQL_SET_CHARSET_NAME, p.charset.c_str());
+    apply_tls(m, p);
     std::string err;
     if (!mysql_real_connect(m, p.socket.empty() ? p.host.c_str() : nullptr, p.user.c_str(),
                             p.password.c_str(), nullptr, p.port,
@@ -155,12 +184,18 @@ int Connection::Step::await_resume() {
     return st;
 }
 
-Connection::Connection(Loop& loop, const ConnectParams& params) : loop_(loop), params_(params) {
+Connection::Connection(Loop& loop, const ConnectParams& params)
+    : loop_(loop), ref_(loop.ref()), params_(params) {
     handle_.kind = IoHandle::watch;
     handle_.sink = this;
 }
 
-Connection::~Connection() { close_on_loop(Loop::current() == &loop_); }
+Connection::~Connection() { close_on_loop(on_own_loop()); }
+
+bool Connection::on_own_loop() const {
+    Loop* l = Loop::current();
+    return l == &loop_ && ref_.same_loop(l->ref());
+}
 
 void Connection::watch_socket() {
     const int fd = static_cast<int>(mysql_get_socket(my_));
@@ -247,6 +282,14 @@ void Connection::begin_op(bool timed) {
     if (state_ != State::ready)
         throw ConnectionError(fmt::format("MySQL: the connection to {} is closed", where(params_)));
     if (busy_) throw Error("MySQL: a connection runs one statement at a time");
+    if (kill_pending_ > 0) {
+        // The KILL QUERY of the last statement's timeout is still on its way: it would hit
+        // this one. (The pool never lends such a connection; a transaction may hold one.)
+        close();
+        throw ConnectionError(
+            "MySQL: the connection was closed: the KILL QUERY of the previous statement's "
+            "timeout had not landed yet");
+    }
     busy_ = true;
     timed_out_ = false;
     if (timed && params_.query_timeout.count() > 0) {
@@ -262,7 +305,7 @@ void Connection::begin_op(bool timed) {
 void Connection::end_op() noexcept {
     busy_ = false;
     // (An operation abandoned after its loop stopped must not touch the loop.)
-    const bool on_loop = Loop::current() == &loop_;
+    const bool on_loop = on_own_loop();
     if (on_loop && query_timer_) loop_.cancel(query_timer_);
     if (on_loop && stop_timer_) loop_.cancel(stop_timer_);
     query_timer_ = stop_timer_ = 0;
@@ -308,7 +351,12 @@ void Connection::close_on_loop(bool on_loop) noexcept {
         if (io_timer_) loop_.cancel(io_timer_), io_timer_ = 0;
         if (query_timer_) loop_.cancel(query_timer_), query_timer_ = 0;
         if (stop_timer_) loop_.cancel(stop_timer_), stop_timer_ = 0;
-        if (handle_.registered) loop_.io().remove(handle_);
+        if (handle_.registered) {
+            loop_.io().remove(handle_);
+            // The loop may still hold an event of this batch for the handle: keep the
+            // connection (and its handle) until the batch ends.
+            if (auto self = weak_from_this().lock()) loop_.defer([self] {});
+        }
     }
     if (!my_) return;
     if (drain_) {
@@ -345,12 +393,7 @@ Task<void> Connection::connect() {
     mysql_options(my_, MYSQL_OPT_CONNECT_TIMEOUT, &secs);
     // Times travel as UTC (DATETIME has no zone; TIMESTAMP converts with the session's).
     mysql_options(my_, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
-    if (!params_.ssl_mode.empty()) {
-        my_bool on = 1;
-        mysql_options(my_, MYSQL_OPT_SSL_ENFORCE, &on);
-        if (params_.ssl_mode == "verify") mysql_options(my_, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
-        if (!params_.ssl_ca.empty()) mysql_options(my_, MYSQL_OPT_SSL_CA, params_.ssl_ca.c_str());
-    }
+    apply_tls(my_, params_);
     // The whole attempt (DNS, TCP, TLS, authentication) is bounded by connect_timeout.
     bool late = false;
     stop_timer_ = loop_.call_after(params_.connect_timeout, [w = weak_from_this(), &late] {
@@ -371,7 +414,7 @@ Task<void> Connection::connect() {
         Connection& c;
         ~Done() {
             c.busy_ = false;
-            const bool on_loop = Loop::current() == &c.loop_;
+            const bool on_loop = c.on_own_loop();
             if (on_loop && c.stop_timer_) c.loop_.cancel(c.stop_timer_);
             c.stop_timer_ = 0;
             if (c.waiter_ || c.drain_) {
@@ -448,6 +491,16 @@ Task<Connection::Prepared*> Connection::prepare(std::string_view sql) {
         }
     }
     p.fields = mysql_stmt_field_count(p.stmt);
+    if (mysql_stmt_param_count(p.stmt) != p.order.size()) {
+        // Text the translator reads otherwise than the server (a /*! ... */ comment, the
+        // NO_BACKSLASH_ESCAPES mode): binding would not match the statement.
+        const unsigned long server = mysql_stmt_param_count(p.stmt);
+        mysql_stmt_close(p.stmt);
+        throw MappingError(fmt::format(
+            "MySQL counts {} placeholders in the statement where vela found {}: write them as "
+            "$1, $2 ... outside /*! */ comments",
+            server, p.order.size()));
+    }
     // Drop the least recently used statement beyond the cache's size.
     if (params_.statement_cache > 0 && lru_.size() >= params_.statement_cache) {
         Prepared& old = lru_.back();
@@ -549,9 +602,7 @@ struct ColumnSlot {
 Task<Result> Connection::execute(std::string_view sql, std::span<const Param> params,
                                  bool prepare_it) {
     Running running(*this, true);
-    if (sql.find("GET_LOCK") != std::string_view::npos ||
-        sql.find("get_lock") != std::string_view::npos)
-        named_locks_ = true;
+    if (mentions_get_lock(sql)) named_locks_ = true;
     Prepared* p = co_await prepare(sql);
     MYSQL_STMT* stmt = p->stmt;
     struct Unprepare {  // a statement not kept (prepare off, or no cache) is closed after
@@ -559,7 +610,8 @@ Task<Result> Connection::execute(std::string_view sql, std::span<const Param> pa
         Prepared* p;
         bool keep;
         ~Unprepare() {
-            if (keep || c.state_ != State::ready) return;
+            // (Abandoned midway, the connection closes and frees its statements itself.)
+            if (keep || c.state_ != State::ready || c.drain_ || c.waiter_) return;
             // COM_STMT_CLOSE has no answer: one small write, sent with the next statement's.
             c.cache_.erase(p->sql);
             for (auto it = c.lru_.begin(); it != c.lru_.end(); ++it)
@@ -712,9 +764,7 @@ Task<Result> Connection::fetch(MYSQL_STMT* stmt, MYSQL_RES* meta) {
 
 Task<Result> Connection::script(std::string_view sql) {
     Running running(*this, true);
-    if (sql.find("GET_LOCK") != std::string_view::npos ||
-        sql.find("get_lock") != std::string_view::npos)
-        named_locks_ = true;
+    if (mentions_get_lock(sql)) named_locks_ = true;
     int st = mysql_real_query_start(&ret_int_, my_, sql.data(), sql.size());
     while (st)
         st = co_await step(st, [](Connection& c, int ev) {
@@ -770,6 +820,13 @@ Task<Result> Connection::text_results() {
 Task<bool> Connection::ping() {
     if (state_ != State::ready || busy_) co_return false;
     Running running(*this, false);
+    // A half-open connection does not answer: give up after connect_timeout.
+    stop_timer_ = loop_.call_after(params_.connect_timeout, [w = weak_from_this()] {
+        if (auto c = w.lock()) {
+            c->stop_timer_ = 0;
+            if (c->busy_) c->abort_io();
+        }
+    });
     int st = mysql_ping_start(&ret_int_, my_);
     while (st)
         st = co_await step(

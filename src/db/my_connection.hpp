@@ -145,7 +145,10 @@ class Connection : public IoSink, public std::enable_shared_from_this<Connection
     Task<Result> text_results();
     [[noreturn]] void fail(MYSQL_STMT* stmt);
 
+    bool on_own_loop() const;
+
     Loop& loop_;
+    LoopRef ref_;  // tells this loop from a later one at the same address
     const ConnectParams& params_;
     MYSQL* my_ = nullptr;
     State state_ = State::idle;

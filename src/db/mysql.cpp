@@ -227,9 +227,13 @@ void Pool::drop(const Connection& c) {
 }
 
 void Pool::maybe_connect() {
-    std::size_t opening = 0;
-    for (auto& m : members_) opening += m.opening;
-    if (members_.size() >= opts.pool_size || opening >= waiting_) return;
+    // Connections the server closed while idle stay members until the sweep: not counted.
+    std::size_t opening = 0, open = 0;
+    for (auto& m : members_) {
+        opening += m.opening;
+        open += m.opening || m.conn->state() != Connection::State::closed;
+    }
+    if (open >= opts.pool_size || opening >= waiting_) return;
     const auto now = Clock::now();
     if (now < next_attempt_) {
         if (retry_armed_) return;
@@ -279,12 +283,14 @@ void Pool::opened(Connection& c, const std::string& error) {
         bool other = false;
         for (auto& x : members_) other = other || x.conn->state() != Connection::State::closed;
         if (!other) {
-            // Nobody can be served soon: fail the waiters now rather than at their timeout.
+            // Nobody can be served soon: fail the waiters now rather than at their timeout
+            // (those queued by now only: one that retries at once waits for the next attempt).
+            std::vector<Acquire*> failed;
             while (head_) {
-                Acquire* w = head_;
-                unqueue(*w);
-                w->fail(false, error);
+                failed.push_back(head_);
+                unqueue(*head_);
             }
+            for (Acquire* w : failed) w->fail(false, error);
         }
         if (waiting_ > 0) maybe_connect();
         return;
@@ -315,6 +321,7 @@ void Pool::sweep() {
         c->close();
         drop(*c);
     }
+    if (waiting_ > 0) maybe_connect();
     if (!members_.empty()) detail::arm_sweep(*this);
 }
 
@@ -375,7 +382,8 @@ Task<Lease> lease(Pool& p) {
 // Named locks (GET_LOCK) never outlive their user: released before the connection goes back
 // (a connection returned with them is closed instead).
 Task<void> release_locks(Connection& c) {
-    if (!c.may_hold_locks()) co_return;
+    // (A connection with a KILL on its way is closed by the pool, which releases them too.)
+    if (!c.may_hold_locks() || c.kill_pending()) co_return;
     co_await c.script("DO RELEASE_ALL_LOCKS()");
     c.locks_released();
 }

@@ -248,10 +248,21 @@ std::unique_ptr<Conn> open_conn(const Target& t, const Options& o, bool writer) 
     std::string pragmas = "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;";
     if (writer && !t.memory) pragmas += "PRAGMA journal_mode=WAL;";
     if (!writer) pragmas += "PRAGMA query_only=1;";
-    char* err = nullptr;
-    if (sqlite3_exec(c->db, pragmas.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    // Switching a new file to WAL takes a lock SQLite does not wait for (its busy handler is
+    // skipped there to avoid deadlocks): another Database or process opening the same file at
+    // that moment gets SQLITE_BUSY. The pragmas are idempotent: try again within the busy
+    // timeout.
+    const auto deadline = std::chrono::steady_clock::now() + o.sqlite_busy_timeout;
+    for (;;) {
+        char* err = nullptr;
+        const int rc = sqlite3_exec(c->db, pragmas.c_str(), nullptr, nullptr, &err);
+        if (rc == SQLITE_OK) break;
         std::string why = err ? err : sqlite3_errmsg(c->db);
         sqlite3_free(err);
+        if ((rc & 0xff) == SQLITE_BUSY && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            continue;
+        }
         throw_open(t, why);
     }
     return c;

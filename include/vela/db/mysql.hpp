@@ -14,12 +14,15 @@
 // URL throws Error with one line.
 //
 // Connections: MariaDB Connector/C (libmariadb) in non-blocking mode, each driven by its
-// loop's epoll: no statement blocks a loop thread. A Database keeps one pool per loop
+// loop's epoll: no statement blocks a loop thread. (The connector resolves a host name with
+// getaddrinfo on the loop thread when it connects: give an IP address or a socket in the URL
+// when the resolver may be slow.) A Database keeps one pool per loop
 // (Options::pool_size each, opened as statements need them; reconnect_backoff after a
 // failed attempt). The protocol runs one statement at a time per connection, so concurrent
 // statements of a loop use several connections: size pool_size for the concurrency you want.
-// A connection the server closes while idle (restart, wait_timeout, KILL) is dropped at once;
-// one idle longer than health_check_after is pinged before use.
+// A connection the server closes while idle (restart, wait_timeout, KILL) is dropped at once
+// and its place opened again when a statement waits; one idle longer than health_check_after
+// is pinged (at most connect_timeout) before use.
 //
 // Statements: $1, $2 ... as in the other backends (or ?), prepared once per connection and
 // cached by their text (Options::statement_cache; Options::prepare = false closes each after
