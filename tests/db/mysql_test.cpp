@@ -559,6 +559,28 @@ TEST(Mysql, MigrationsApplyOnce) {
     fs::remove_all(dir);
 }
 
+// The Unix socket forms of the URL reach the same server (processlist shows a socket login
+// as host "localhost").
+TEST(Mysql, UnixSocketUrls) {
+    VELA_NEED_MYSQL(url);
+    const std::string sock = test::env_or_empty("VELA_TEST_MYSQL_SOCKET");
+    if (sock.empty()) {
+        if (test::in_ci()) FAIL() << "VELA_TEST_MYSQL_SOCKET unset in CI";
+        GTEST_SKIP() << "needs scripts/db-servers (VELA_TEST_MYSQL_SOCKET)";
+    }
+    std::string encoded;
+    for (char c : sock) encoded += c == '/' ? std::string("%2F") : std::string(1, c);
+    for (const std::string& u : {"mysql://vela:vela@localhost/vela?socket=" + sock,
+                                 "mariadb://vela:vela@" + encoded + "/vela"}) {
+        Database db(u);
+        run_on_loop([&]() -> Task<void> {
+            auto host = co_await db.query_one<std::string>(
+                "SELECT HOST FROM information_schema.processlist WHERE ID = CONNECTION_ID()");
+            EXPECT_EQ(host, "localhost") << u;
+        });
+    }
+}
+
 TEST(Mysql, UnreachableServerFailsInOneLine) {
     Options o;
     o.connect_timeout = 1000ms;
