@@ -89,8 +89,8 @@ set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libvela${vela_soname_version})
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "C++20 web framework (shared library)
-HTTP/1.1, HTTP/2, WebSocket, TLS, routing, JSON, templates and PostgreSQL, SQLite and Redis
-clients on coroutine event loops.")
+HTTP/1.1, HTTP/2, WebSocket, TLS, routing, JSON, templates and PostgreSQL, MySQL/MariaDB,
+SQLite and Redis clients on coroutine event loops.")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libvela-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # The headers include fmt; the CMake package finds fmt (and Threads) only.
